@@ -1,0 +1,78 @@
+"""Reads the expectation header every file in fixtures/ carries.
+
+A fixture is a runnable script (it runs unchanged on the simulated lazy device) whose first
+comment lines say what hpulint must report and what a replay must count::
+
+    # expect: HPU001@12 HPU001@13          (or: expect: none)
+    # replay hpu: compiles=10 syncs=0 mark_steps=10
+    # replay xla: compiles=10 syncs=0 mark_steps=10
+    # replay ltc: compiles=10
+    # target: hpu                          (optional: the [tool.hpulint] target to lint with)
+
+``replay P`` lines give the counts on the simulated device with profile P; ``replay ltc`` gives
+PyTorch's real Lazy Tensor Core ``UncachedCompile`` count. Keys not given are not checked.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+_EXPECT = re.compile(r"^#\s*expect:\s*(.*)$")
+_REPLAY = re.compile(r"^#\s*replay\s+(\w+):\s*(.*)$")
+_TARGET = re.compile(r"^#\s*target:\s*(\w+)\s*$")
+_ITEM = re.compile(r"^(HPU\d{3})@(\d+)$")
+
+
+@dataclass
+class Fixture:
+    path: Path
+    expect: list = field(default_factory=list)  # [(code, line)], sorted
+    replay: dict = field(default_factory=dict)  # profile -> {key: int}
+    target: str | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.path.relative_to(FIXTURES))
+
+
+def parse_fixture(path: Path) -> Fixture:
+    fx = Fixture(path=path)
+    seen_expect = False
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line.startswith("#"):
+            break
+        m = _EXPECT.match(line)
+        if m:
+            seen_expect = True
+            body = m.group(1).strip()
+            if body != "none":
+                for item in body.replace(",", " ").split():
+                    im = _ITEM.match(item)
+                    if not im:
+                        raise ValueError(f"{path}: bad expect item {item!r}")
+                    fx.expect.append((im.group(1), int(im.group(2))))
+            continue
+        m = _REPLAY.match(line)
+        if m:
+            counts = {}
+            for pair in m.group(2).split():
+                key, _, value = pair.partition("=")
+                counts[key] = int(value)
+            fx.replay[m.group(1)] = counts
+            continue
+        m = _TARGET.match(line)
+        if m:
+            fx.target = m.group(1)
+    if not seen_expect:
+        raise ValueError(f"{path}: fixture has no '# expect:' header line")
+    fx.expect.sort(key=lambda cl: (cl[1], cl[0]))
+    return fx
+
+
+def all_fixtures() -> list[Fixture]:
+    return [parse_fixture(p) for p in sorted(FIXTURES.rglob("*.py"))]
