@@ -1,0 +1,5 @@
+import sys
+
+from hpulint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,227 @@
+"""The ``hpulint`` command.
+
+    hpulint [check] PATH...      lint files and folders (the default command)
+    hpulint rule HPU001          print a rule's page; ``hpulint rule --all`` lists the rules
+    hpulint verify SCRIPT        replay a script on the simulated lazy device (needs torch)
+
+Exit status: 0 nothing found, 1 findings, 2 usage, configuration or file errors.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from hpulint import __version__
+from hpulint.config import DEFAULT_EXCLUDE, TARGETS, Config, check_codes, find_pyproject, load_config
+from hpulint.model import ConfigError
+
+COMMANDS = ("check", "rule", "verify")
+
+
+def _codes(text: str) -> list:
+    return [c.strip().upper() for c in text.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hpulint",
+        description="Find PyTorch habits that recompile or sync every step on lazy-mode accelerators.",
+    )
+    parser.add_argument("--version", action="version", version=f"hpulint {__version__}")
+    sub = parser.add_subparsers(dest="command")
+
+    check = sub.add_parser("check", help="lint files and folders (default)")
+    check.add_argument("paths", nargs="*", default=["."], help="files or folders ('-' reads stdin)")
+    check.add_argument("--select", type=_codes, help="codes or prefixes to check (replaces the config's)")
+    check.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to add")
+    check.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to skip")
+    check.add_argument("--target", choices=TARGETS, help="device the code runs on (default: config, else auto)")
+    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--statistics", action="store_true", help="count findings per rule")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("-q", "--quiet", action="store_true", help="print only findings and errors")
+    check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.hpulint] from")
+    check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
+    check.add_argument("--stdin-filename", help="the path to report (and match config globs) for '-'")
+
+    rule = sub.add_parser("rule", help="explain a rule")
+    rule.add_argument("code", nargs="?", help="a rule code, e.g. HPU001")
+    rule.add_argument("--all", action="store_true", help="list every rule")
+
+    verify = sub.add_parser("verify", help="replay a script on the simulated lazy device (needs torch)")
+    try:
+        from hpulint.lazy.cli import add_arguments
+    except ImportError:  # the verifier is not installed: say so when it is asked for
+        verify.add_argument("rest", nargs=argparse.REMAINDER)
+    else:
+        add_arguments(verify)
+    return parser
+
+
+def main(argv: Optional[list] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "check")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "rule":
+            return _rule(args)
+        if args.command == "verify":
+            return _verify(args)
+        return _check(args)
+    except ConfigError as exc:
+        print(f"hpulint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # pragma: no cover
+        return 130
+
+
+# --- check -----------------------------------------------------------------------------------
+
+
+def resolve_config(args) -> Config:
+    if args.isolated:
+        cfg = Config()
+    elif args.config is not None:
+        if not args.config.is_file():
+            raise ConfigError(f"{args.config}: no such file")
+        cfg = load_config(args.config)
+    else:
+        first = next((p for p in args.paths if p != "-"), None)
+        start = Path(first) if first else Path(args.stdin_filename or ".")
+        if not start.exists():
+            start = Path.cwd()
+        cfg = load_config(find_pyproject(start))
+    if args.select is not None:
+        check_codes(args.select, "--select")
+        cfg.select = args.select
+    if args.extend_select:
+        check_codes(args.extend_select, "--extend-select")
+        cfg.extend_select = [*cfg.extend_select, *args.extend_select]
+    if args.ignore:
+        check_codes(args.ignore, "--ignore")
+        cfg.ignore = [*cfg.ignore, *args.ignore]
+    if args.target:
+        cfg.target = args.target
+    return cfg
+
+
+def discover(paths: list, cfg: Config) -> tuple:
+    """(python files, errors) under ``paths``, skipping caches, VCS and virtual environments."""
+    from hpulint.model import FileError
+
+    files, errors, seen = [], [], set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            if not cfg.is_excluded(path) and path not in seen:
+                seen.add(path)
+                files.append(path)
+            continue
+        if not path.is_dir():
+            errors.append(FileError(raw, "no such file or directory"))
+            continue
+        for folder, dirs, names in os.walk(path):
+            here = Path(folder)
+            dirs[:] = sorted(
+                d for d in dirs
+                if not _default_excluded(d) and not (here / d / "pyvenv.cfg").exists()
+                and not cfg.is_excluded(here / d)
+            )
+            for name in sorted(names):
+                if name.endswith((".py", ".pyi")):
+                    p = here / name
+                    if not cfg.is_excluded(p) and p not in seen:
+                        seen.add(p)
+                        files.append(p)
+    return files, errors
+
+
+def _default_excluded(name: str) -> bool:
+    import fnmatch
+
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDE)
+
+
+def _check(args) -> int:
+    from hpulint.engine import check_file, check_source
+    from hpulint.report import render
+
+    cfg = resolve_config(args)
+    findings, errors = [], []
+    if "-" in args.paths:
+        name = args.stdin_filename or "-"
+        source = sys.stdin.read()
+        result = check_source(source, name, cfg)
+        findings += result.findings
+        errors += result.errors
+    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    errors += missing
+    for path in files:
+        result = check_file(path, cfg)
+        findings += result.findings
+        errors += result.errors
+    for err in errors:
+        print(err, file=sys.stderr)
+    out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet)
+    sys.stdout.write(out)
+    if errors:
+        return 2
+    if findings and not args.exit_zero:
+        return 1
+    return 0
+
+
+# --- rule ------------------------------------------------------------------------------------
+
+
+def rule_page(code: str) -> Optional[str]:
+    from importlib import resources
+
+    try:
+        return resources.files("hpulint.pages").joinpath(f"{code}.md").read_text(encoding="utf-8")
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        return None
+
+
+def _rule(args) -> int:
+    from hpulint.rules import ALL_RULES, RULES_BY_CODE
+
+    if args.all or not args.code:
+        width = max(len(r.name) for r in ALL_RULES)
+        for r in ALL_RULES:
+            fix = f"fix: {r.fix_safety}" if r.fix_safety else "no fix"
+            extra = f" (on by default only for target {r.default_target})" if r.default_target else ""
+            print(f"{r.code}  {r.name:<{width}}  {r.summary}{extra} [{fix}]")
+        return 0
+    code = args.code.upper()
+    if code not in RULES_BY_CODE:
+        print(f"hpulint: error: no rule {args.code!r} (see `hpulint rule --all`)", file=sys.stderr)
+        return 2
+    page = rule_page(code)
+    if page is None:
+        rule = RULES_BY_CODE[code]
+        page = f"# {code} {rule.name}\n\n{rule.summary}\n"
+    sys.stdout.write(page)
+    return 0
+
+
+# --- verify ----------------------------------------------------------------------------------
+
+
+def _verify(args) -> int:
+    try:
+        from hpulint.lazy.cli import run
+    except ImportError as exc:
+        print(f"hpulint: error: `hpulint verify` needs torch: pip install 'hpulint[verify]' ({exc})",
+              file=sys.stderr)
+        return 2
+    return run(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,279 @@
+"""Lint one file: read, pre-filter, parse once, walk once, report.
+
+The walk is our own iterative traversal of the libcst tree (over each node type's child fields,
+skipping whitespace and punctuation): libcst's visitor protocol rebuilds every node it passes
+and costs about as much as the parse itself; this costs a fraction of it. Every enabled rule's
+``visit_<Node>``/``leave_<Node>`` methods are batched into one dispatch table, so a rule adds a
+method call per matching node, not a pass. Positions (libcst's PositionProvider) are computed
+only for files that have something to report.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import tokenize
+from dataclasses import dataclass, field
+from io import BytesIO
+from pathlib import Path
+from typing import Optional
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from hpulint.analysis import Analysis
+from hpulint.config import Config
+from hpulint.model import FileError, Finding
+from hpulint.rules import ALL_RULES
+from hpulint.suppress import Suppressions
+
+
+class LintError(Exception):
+    """Raised by :func:`lint_source` when the source cannot be linted (syntax error...)."""
+
+    def __init__(self, error: FileError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    suppressed: int = 0
+    parsed: bool = False
+    # kept for --fix: the parsed module the findings' fixes point into
+    module: Optional[cst.Module] = None
+    source: Optional[str] = None
+    encoding: str = "utf-8"
+
+
+def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None) -> list:
+    """Lint Python source text; return its findings (sorted by line, column, code).
+
+    Raises :class:`LintError` when the text cannot be parsed or a rule fails on it.
+    """
+    result = check_source(source, path, config or Config())
+    if result.errors:
+        raise LintError(result.errors[0])
+    return result.findings
+
+
+def read_source(path: Path) -> tuple:
+    """(text, encoding) of a Python file, honouring a PEP 263 coding line; FileError if not."""
+    data = path.read_bytes()
+    try:
+        encoding, _ = tokenize.detect_encoding(BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise _DecodeError(str(exc), None) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _DecodeError(f"not valid {encoding}: byte 0x{data[exc.start]:02x} cannot be decoded", line) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, ("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+
+
+class _DecodeError(Exception):
+    def __init__(self, message: str, line: Optional[int]) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def check_file(path: Path, config: Config, keep_tree: bool = False) -> FileResult:
+    name = str(path)
+    try:
+        source, encoding = read_source(path)
+    except _DecodeError as exc:
+        return FileResult(name, errors=[FileError(name, str(exc), exc.line)])
+    except OSError as exc:
+        return FileResult(name, errors=[FileError(name, f"cannot read: {exc.strerror or exc}")])
+    result = check_source(source, name, config, keep_tree=keep_tree)
+    result.encoding = encoding
+    return result
+
+
+def enabled_rules(source: str, path: str, config: Config) -> list:
+    """The rules on for this file whose trigger substrings occur in its text."""
+    return [
+        r for r in ALL_RULES
+        if config.enabled(r.code, path) and (not r.triggers or any(t in source for t in r.triggers))
+    ]
+
+
+def check_source(source: str, path: str, config: Config, keep_tree: bool = False) -> FileResult:
+    result = FileResult(path, source=source)
+    rules = enabled_rules(source, path, config)
+    if not rules:
+        return result
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        message = f"syntax error: {exc.message}"
+        result.errors.append(FileError(path, message, exc.raw_line, exc.raw_column + 1))
+        return result
+    except RecursionError:
+        result.errors.append(FileError(path, "too deeply nested for the parser"))
+        return result
+    result.parsed = True
+    if keep_tree:
+        result.module = module
+    ctx = _FileContext(path, source, config)
+    instances = [r(ctx) for r in rules]
+    ctx.rules = instances
+    try:
+        _walk(module, ctx)
+        ctx.analysis.finish()
+        for rule in instances:
+            if rule not in ctx.failed:
+                _call([(rule, lambda _node, rule=rule: rule.finish())], module, ctx)
+        raw = ctx.evaluate()
+    except Exception as exc:  # an analysis bug: report it, keep the run going
+        result.errors.append(FileError(path, f"internal error in the analysis: {type(exc).__name__}: {exc}"))
+        return result
+    if not raw and not ctx.crashes:
+        return result
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    for rule, node, exc in ctx.crashes:
+        pos = positions.get(node)
+        result.errors.append(
+            FileError(path, f"rule {rule.code} failed: {type(exc).__name__}: {exc}",
+                      pos.start.line if pos else None, pos.start.column + 1 if pos else None)
+        )
+    suppressions = Suppressions(source) if raw else None
+    for rule, node, message, fix, statement in raw:
+        pos = positions[node]
+        stmt_pos = positions.get(statement) if statement is not None else None
+        line = pos.start.line
+        if suppressions.suppressed(rule.code, line, stmt_pos.start.line if stmt_pos else None):
+            result.suppressed += 1
+            continue
+        result.findings.append(
+            Finding(rule.code, rule.name, message, path, line, pos.start.column + 1,
+                    pos.end.line, pos.end.column + 1, fix, node)
+        )
+    result.findings.sort(key=lambda f: (f.line, f.col, f.code))
+    return result
+
+
+class _FileContext:
+    def __init__(self, path: str, source: str, config: Config) -> None:
+        self.path = path
+        self.source = source
+        self.config = config
+        self.analysis = Analysis(config.target, tuple(config.step_markers))
+        self.rules: list = []
+        self.pending: list = []
+        self.crashes: list = []
+        self.failed: set = set()  # rules that raised: their later callbacks are skipped
+
+    def add(self, rule, node, message, fix, when) -> None:
+        if rule.default_target and not self.config.explicit(rule.code):
+            when = _only_for_target(self.analysis, rule.default_target, when)
+        self.pending.append((rule, node, message, fix, when, self.analysis.statement))
+
+    def evaluate(self) -> list:
+        out = []
+        seen = set()
+        for rule, node, message, fix, when, statement in self.pending:
+            if when is not None:
+                why = when()
+                if why is None:
+                    continue
+                message = message.replace("{why}", why)
+            key = (rule.code, id(node))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append((rule, node, message, fix, statement))
+        return out
+
+
+def _only_for_target(an: Analysis, target: str, inner):
+    """Wrap a deferred condition: report only when the file targets ``target``."""
+
+    def when():
+        if an.target != target:
+            return None
+        return inner() if inner is not None else ""
+
+    return when
+
+
+# --- the walk --------------------------------------------------------------------------------
+
+_SKIP = re.compile(
+    r"whitespace|^lpar$|^rpar$|comma|semicolon|leading_lines|lines_after_decorators|^header$|"
+    r"^footer$|^operator$|^equal$|^dot$|^colon$|bracket|brace|^star$|^asynchronous$|^relative$|"
+    r"^first_colon$|^second_colon$|^indent$|^encoding$|^default_"
+)
+_CHILD_FIELDS: dict = {}
+
+
+def _child_fields(tp) -> tuple:
+    names = _CHILD_FIELDS.get(tp)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(tp) if not _SKIP.search(f.name))
+        _CHILD_FIELDS[tp] = names
+    return names
+
+
+def _dispatch_tables(ctx: _FileContext) -> tuple:
+    enter: dict = {}
+    leave: dict = {}
+    for rule in ctx.rules:
+        for attr in dir(type(rule)):
+            if attr.startswith("visit_") or attr.startswith("leave_"):
+                node_type = getattr(cst, attr[6:], None)
+                if node_type is None:
+                    raise TypeError(f"{type(rule).__name__}.{attr}: no libcst node {attr[6:]}")
+                table = enter if attr.startswith("visit_") else leave
+                table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
+    return enter, leave
+
+
+def _walk(module: cst.Module, ctx: _FileContext) -> None:
+    an = ctx.analysis
+    enter_tbl, leave_tbl = _dispatch_tables(ctx)
+    an_enter, an_leave = an.enter, an.leave
+    LEAVE = object()
+    stack: list = [module]
+    push = stack.append
+    while stack:
+        node = stack.pop()
+        if node is LEAVE:
+            node = stack.pop()
+            cbs = leave_tbl.get(type(node))
+            if cbs:
+                _call(cbs, node, ctx)
+            an_leave(node)
+            continue
+        an_enter(node)
+        tp = type(node)
+        cbs = enter_tbl.get(tp)
+        if cbs:
+            _call(cbs, node, ctx)
+        push(node)
+        push(LEAVE)
+        for name in reversed(_child_fields(tp)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                push(value)
+            elif isinstance(value, (list, tuple)):
+                for child in reversed(value):
+                    if isinstance(child, cst.CSTNode):
+                        push(child)
+
+
+def _call(cbs: list, node, ctx: _FileContext) -> None:
+    failed = ctx.failed
+    for rule, fn in cbs:
+        if rule in failed:
+            continue
+        try:
+            fn(node)
+        except Exception as exc:  # one rule's bug must not cost the other rules' findings
+            failed.add(rule)
+            ctx.crashes.append((rule, node, exc))

@@ -1,0 +1,19 @@
+"""The rule registry: one module per rule, listed here in code order."""
+from __future__ import annotations
+
+from hpulint.rules.hpu001_loop_constant import LoopIteratorConstant
+from hpulint.rules.hpu002_equal_in_hot_path import EqualInHotPath
+from hpulint.rules.hpu003_growing_cat import GrowingCatAccumulator
+from hpulint.rules.hpu004_missing_mark_step import MissingMarkStep
+from hpulint.rules.hpu005_host_sync import HostSyncEveryStep
+from hpulint.rules.hpu011_scalar_constant import LoopScalarConstant
+
+ALL_RULES = (
+    LoopIteratorConstant,
+    EqualInHotPath,
+    GrowingCatAccumulator,
+    MissingMarkStep,
+    HostSyncEveryStep,
+    LoopScalarConstant,
+)
+RULES_BY_CODE = {r.code: r for r in ALL_RULES}

@@ -1,0 +1,80 @@
+"""HPU003 growing-cat-accumulator: a tensor re-assigned from ``torch.cat`` of itself every pass.
+
+Source: seed 003 (PyTorch/XLA performance debugging, part II): mmf's evaluation ran
+``self[key] = torch.cat((self[key], report[key]), dim=0)`` every step; the accumulator's shape
+grew each step, so every step compiled a new graph ("CompileTime too frequent: 16 counts during
+17 steps"). Append to a Python list and concatenate once after the loop.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.rules.base import Rule
+
+JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
+                                          "column_stack", "row_stack", "dstack"))
+SETUP_METHODS = frozenset({"__init__", "__post_init__", "reset", "reset_parameters", "setup"})
+
+MESSAGE = (
+    "`{target}` is re-assigned from `{join}` of itself {why}: its shape grows every pass, so "
+    "every pass records a graph with new shapes and the device compiles again. Append the "
+    "pieces to a list and concatenate once after the loop"
+)
+
+
+class GrowingCatAccumulator(Rule):
+    code = "HPU003"
+    name = "growing-cat-accumulator"
+    summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
+    triggers = ("cat(", "stack(", "concat")
+
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        value = node.value
+        an = self.an
+        if not isinstance(value, cst.Call) or not value.args:
+            return
+        join = an.qualname(value.func)
+        if join not in JOINS:
+            return
+        seq = value.args[0].value
+        if not isinstance(seq, (cst.List, cst.Tuple)):
+            return
+        if not any(el.value.deep_equals(target) for el in seq.elements):
+            return
+        text = _code(target)
+        message = MESSAGE.format(target=text, join=join, why="{why}")
+        if _persistent(target):
+            # lives across calls: grows on every call of the method that extends it
+            fn = next((s for s in reversed(an.scopes) if s.kind == "function"), None)
+            if fn is None or fn.name in SETUP_METHODS:
+                return
+            loop = an.loop
+            self.report(node, message, when=lambda: (
+                f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
+                                      if loop is not None and loop.is_step_loop else ", on every call")))
+            return
+        loop = an.loop
+        if loop is None:
+            return
+        is_while = isinstance(loop.node, cst.While)
+        self.report(node, message, when=lambda: (
+            f"in a loop that {loop.step_reason}" if loop.is_step_loop
+            else "in a while loop" if is_while else None))
+
+
+def _persistent(target: cst.BaseExpression) -> bool:
+    """self.buf, self[key], state.buf: state that outlives the call."""
+    if isinstance(target, cst.Attribute):
+        return True
+    if isinstance(target, cst.Subscript):
+        base = target.value
+        return isinstance(base, cst.Name) and base.value == "self" or isinstance(base, cst.Attribute)
+    return False
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

@@ -1,0 +1,105 @@
+"""HPU004 missing-mark-step: a training loop on a lazy device that never marks a step.
+
+Sources: seed 001 (Gaudi docs, "HPU Graphs for Training": "mark step is needed for HPU lazy
+mode before and after the optimizer step") and seed 002 ("Usage of mark_step": added after
+backward and after the optimizer step). In lazy mode ops are only recorded until a step marker:
+without one the graph of every iteration is appended to the last, and nothing runs until a
+tensor is read. PyTorch/XLA needs one marker per step (``xm.mark_step()``, ``torch_xla.sync()``,
+or iterating an ``MpDeviceLoader``, which marks a step per batch).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.rules.base import Rule
+
+NONE_MESSAGE = (
+    "training loop runs backward() and an optimizer step() on a lazy device ({target}) but never "
+    "marks a step: the recorded graph grows every iteration and nothing runs until a tensor is "
+    "read. {advice}"
+)
+ADVICE = {
+    "hpu": "Call htcore.mark_step() after loss.backward() and after optimizer.step()",
+    "xla": "Call xm.mark_step() (or torch_xla.sync()) after optimizer.step(), or iterate an MpDeviceLoader",
+}
+AFTER_BACKWARD = (
+    "no step marker between backward() and the optimizer step: Gaudi lazy mode expects "
+    "htcore.mark_step() after loss.backward() so the backward graph is compiled and cached on "
+    "its own; add it before optimizer.step()"
+)
+AFTER_STEP = (
+    "no step marker after the optimizer step: the optimizer's ops join the next iteration's "
+    "graph. Add htcore.mark_step() after optimizer.step()"
+)
+
+
+class MissingMarkStep(Rule):
+    code = "HPU004"
+    name = "missing-mark-step"
+    summary = "a lazy-device training loop with no step marker (or, on Gaudi, a missing one)"
+    triggers = ("backward",)
+
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.CSTNode) -> None:
+        loop = self.an.loop
+        if loop is not None and loop.node is node:
+            self.loops.append(loop)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.loops: list = []
+
+    def finish(self) -> None:
+        an = self.an
+        target = an.target
+        if target is None:
+            return
+        for loop in self.loops:
+            self._check_loop(loop, target)
+
+    def _check_loop(self, loop, target: str) -> None:
+        an = self.an
+        inner = [lp for lp in an.all_loops if loop in lp.chain()]
+        backward, steps, markers, callees = [], [], [], []
+        for lp in inner:
+            backward += lp.facts.backward
+            steps += lp.facts.opt_step
+            markers += lp.facts.markers
+            callees += an.callees(lp.scope, lp.facts.calls)
+        callee_marks = False
+        for fn in an.closure(callees):
+            backward += fn.facts.backward
+            steps += fn.facts.opt_step
+            callee_marks = callee_marks or bool(fn.facts.markers)
+        if not backward or not steps:
+            return
+        if markers or callee_marks or any(lp.loader_marks for lp in inner):
+            if target == "hpu" and markers and not callee_marks:
+                self._gaudi_order(loop, backward, steps, markers)
+            return
+        self.report(loop.node, NONE_MESSAGE.format(target=target, advice=ADVICE[target]))
+
+    def _gaudi_order(self, loop, backward, steps, markers) -> None:
+        """Gaudi: a marker after backward() and after optimizer.step(), reported precisely."""
+        order = self.an.call_order
+        own = set(map(id, loop.facts.backward)) | set(map(id, loop.facts.opt_step))
+        if not all(id(n) in own for n in (*backward, *steps)):
+            return  # spread over functions: only presence is checked
+        b = min(order[id(n)] for n in backward)
+        s_nodes = [n for n in steps if order[id(n)] > b]
+        if not s_nodes:
+            return
+        s_node = min(s_nodes, key=lambda n: order[id(n)])
+        s = order[id(s_node)]
+        ms = [order[id(m)] for m in markers]
+        b_node = max((n for n in backward if order[id(n)] < s), key=lambda n: order[id(n)])
+        if not any(order[id(b_node)] < m < s for m in ms):
+            self.report(b_node, AFTER_BACKWARD)
+        if not any(m > s or m < b for m in ms):
+            self.report(s_node, AFTER_STEP)

@@ -1,0 +1,51 @@
+"""HPU011 loop-scalar-constant: a loop counter as a Python scalar operand of tensor arithmetic.
+
+Source: seed 002 ("Avoiding Constant Variables in Loops"): Gaudi's lazy mode records a Python
+scalar operand as a constant operator, so ``x * i`` is a new graph for every ``i``. PyTorch/XLA
+passes such scalars as graph data (except the values 0 and 1), so this rule is on by default only
+for the ``hpu`` target; select HPU011 explicitly to check other targets.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.rules.base import Rule
+
+MESSAGE = (
+    "loop counter `{name}` is a Python scalar operand of tensor arithmetic: Gaudi lazy mode "
+    "records it as a constant, so every pass compiles a new graph ({why}). Make it a device "
+    "tensor once (`torch.tensor(float({name}), device=...)`) or keep a device counter"
+)
+
+
+class LoopScalarConstant(Rule):
+    code = "HPU011"
+    name = "loop-scalar-constant"
+    summary = "a loop counter as a Python scalar operand of tensor arithmetic (hpu target)"
+    triggers = ("for ", "while ")
+    default_target = "hpu"
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._check(node, node.left, node.right)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node, node.target, node.value)
+
+    def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        an = self.an
+        if an.loop is None:
+            return
+        for tensor_side, scalar_side in ((left, right), (right, left)):
+            if an.is_tensor(tensor_side) and not an.is_tensor(scalar_side):
+                name = an.counter_in(scalar_side)
+                if name is None:
+                    continue
+                loop = an.counter_loop(name)
+                if loop is None:
+                    return
+
+                def when(loop=loop):
+                    return f"the loop {loop.step_reason}" if loop.is_step_loop else None
+
+                self.report(node, MESSAGE.format(name=name, why="{why}"), when=when)
+                return
