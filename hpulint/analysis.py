@@ -86,7 +86,19 @@ _MODEL_WORDS = (
     "model|net|network|encoder|decoder|generator|discriminator|unet|vae|transformer|backbone|"
     "policy|critic|actor|teacher|student|classifier"
 )
-MODEL_NAME = re.compile(rf"^(?:\w+_)?(?:{_MODEL_WORDS})(?:_\w+)?$|^(?:{_MODEL_WORDS})\d*$")
+_MODEL_NAME = re.compile(rf"^(?:([a-z0-9]+)_)?(?:{_MODEL_WORDS})\d*(?:_([a-z0-9]+))?$")
+# `build_model(...)`, `load_model(...)`: functions that make or handle a model, not a model
+_VERBS = frozenset(
+    "build create make load get init compare run save export check prepare wrap copy clone "
+    "freeze unfreeze convert quantize trace script compile fuse setup train eval evaluate test "
+    "validate print log update register set reset to from is has apply call forward".split()
+)
+
+
+def is_model_name(name: str) -> bool:
+    """``model``, ``net``, ``ddp_model``, ``model_engine``, ``encoder2``: names users give models."""
+    m = _MODEL_NAME.match(name.lower())
+    return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})
 
@@ -161,9 +173,6 @@ class Facts:
         self.model_calls: list = []  # Call nodes of model(...)
         self.calls: set = set()  # same-file function names called (resolved at finish)
         self.carried = False  # assigns a tensor name it also read before (x = f(x))
-
-    def steps_directly(self) -> bool:
-        return bool(self.backward or self.opt_step or self.markers or self.model_calls)
 
 
 class Scope:
@@ -323,14 +332,14 @@ class Analysis:
             name = func.value
             if name in self.module_instances:
                 return True
-            return bool(MODEL_NAME.match(name.lower()))
+            return is_model_name(name)
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             attr = func.attr.value
             if func.value.value == "self":
                 cls = self.current_class
                 if cls is not None and attr in cls.model_attrs:
                     return True
-            return bool(MODEL_NAME.match(attr.lower()))
+            return is_model_name(attr)
         return False
 
     @property
@@ -547,6 +556,7 @@ class Analysis:
         loop = Loop(node, self.scope, self.loop)
         loop.if_depth = len(self.if_stack)
         loop.counters = _counters_of_for(self, node)
+        loop.assigned.update(_target_names(node.target))
         it = node.iter
         if isinstance(it, cst.Call) and self.qualname(it.func) in MARKING_LOADERS:
             loop.loader_marks = True
@@ -587,8 +597,9 @@ class Analysis:
         loop = self.loop
         if isinstance(node.target, cst.Name) and loop is not None:
             name = node.target.value
+            if name not in loop.assigned:
+                loop.read_before_assign.add(name)
             loop.assigned.add(name)
-            loop.read_before_assign.add(name)
 
     def _enter_named_expr(self, node: cst.NamedExpr) -> None:
         self._assign(node.target, node.value)
@@ -618,9 +629,9 @@ class Analysis:
                 elif self._constructs_module(value):
                     self.module_instances.add(name)
             if loop is not None:
+                if name not in loop.assigned and name in set(names_in(value)):
+                    loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
                 loop.assigned.add(name)
-                if name in set(names_in(value)):
-                    loop.read_before_assign.add(name)
                 # values derived from a loop counter are counters too: j = i + 1, n - i
                 if not tensor and self.counter_in(value) and _is_int_arith(value):
                     loop.counters.add(name)
@@ -697,7 +708,10 @@ class Analysis:
     def finish(self) -> None:
         """Resolve the facts that need the whole file: step loops and hot functions."""
         for fn in self.all_functions:
-            fn.stepping = fn.facts.steps_directly()
+            # a function that runs backward(), an optimizer step or a marker outside any loop
+            # is a step (train_step); one that merely calls a model is not
+            f = fn.facts
+            fn.stepping = bool(f.backward or f.opt_step or f.markers)
         # A function that calls a stepping function (outside loops) steps too, transitively.
         changed = True
         while changed:
@@ -797,7 +811,9 @@ class Analysis:
 
 
 def _is_tensor_annotation(an: Analysis, ann: cst.BaseExpression) -> bool:
-    if isinstance(ann, cst.Subscript):  # Optional[Tensor]
+    if isinstance(ann, cst.Subscript):  # Optional[Tensor], Union[Tensor, None]; not list[Tensor]
+        if (an.qualname(ann.value) or "").rsplit(".", 1)[-1] not in ("Optional", "Union"):
+            return False
         return any(
             isinstance(el.slice, cst.Index) and _is_tensor_annotation(an, el.slice.value) for el in ann.slice
         )
