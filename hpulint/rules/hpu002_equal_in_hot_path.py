@@ -22,7 +22,7 @@ class EqualInHotPath(Rule):
     code = "HPU002"
     name = "equal-in-hot-path"
     summary = "torch.equal in a step loop, a forward() or a function called every step"
-    triggers = ("equal(",)
+    triggers = ("equal",)
 
 
     def visit_Call(self, node: cst.Call) -> None:

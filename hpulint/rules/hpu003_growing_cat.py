@@ -26,7 +26,7 @@ class GrowingCatAccumulator(Rule):
     code = "HPU003"
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
-    triggers = ("cat(", "stack(", "concat")
+    triggers = ("cat", "stack")
 
 
     def visit_Assign(self, node: cst.Assign) -> None:

@@ -1,0 +1,597 @@
+"""What each rule reports, and what it must leave alone, on small realistic snippets.
+
+Each case is (source, expected findings as "CODE@line"). A false positive here is a bug.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from hpulint import Config, lint_source
+
+# imports at the cases' indentation, so that `GAUDI + """..."""` dedents as one block
+GAUDI = "\n        import torch\n        import habana_frameworks.torch.core as htcore"
+XLA = "\n        import torch\n        import torch_xla.core.xla_model as xm"
+
+
+def found(src: str, **cfg) -> list:
+    src = textwrap.dedent(src)
+    return [f"{f.code}@{f.line}" for f in lint_source(src, path="case.py", config=Config(**cfg))]
+
+
+CASES = {
+    # --- HPU001 ----------------------------------------------------------------------------
+    "hpu001 seed v-diffusion": (
+        """
+        import torch
+        def sample(model, x, num_steps):
+            steps = torch.linspace(1, 0, num_steps + 1)
+            for i in range(4, num_steps):
+                t_1 = steps[i]
+                t_2 = steps[i + 1]
+                x = model(x, t_1, t_2)
+            return x
+        """,
+        ["HPU001@6", "HPU001@7"],
+    ),
+    "hpu001 seed fix with roll is clean": (
+        """
+        import torch
+        def sample(model, x, num_steps):
+            steps = torch.linspace(1, 0, num_steps + 1)
+            for i in range(4, num_steps):
+                t_1 = steps[0]
+                t_2 = steps[1]
+                steps = torch.roll(steps, shifts=(-1), dims=(0))
+                x = model(x, t_1, t_2)
+            return x
+        """,
+        [],
+    ),
+    "hpu001 derived values and slices": (
+        """
+        import torch
+        def run(model, data, n):
+            buf = torch.zeros(n, 4)
+            for step, batch in enumerate(data):
+                j = n - step
+                out = model(batch)
+                out = out[:, : j]
+                z = torch.zeros(step + 1)
+                v = buf.view(step, -1)
+                w = buf.narrow(0, 0, j)
+        """,
+        ["HPU001@8", "HPU001@9", "HPU001@10", "HPU001@11"],
+    ),
+    "hpu001 seed 000 batch trimming": (
+        """
+        import torch
+        def train(model, loader, args):
+            for batch_idx, (data, target) in enumerate(loader):
+                data, target = data.to("hpu"), target.to("hpu")
+                index = max(-batch_idx - 1, -args.batch_size + 1)
+                data, target = data[:-index, :, :, :], target[:-index]
+                output = model(data)
+        """,
+        ["HPU001@7", "HPU001@7"],  # data[:-index] and target[:-index]: two constants
+    ),
+    "hpu001 python list or dict indexed by counter is clean": (
+        """
+        import torch
+        def train(model, loader, layers, table):
+            names = ["a", "b"]
+            for i, batch in enumerate(loader):
+                layer = layers[i]
+                name = names[i % 2]
+                cfg = table[i]
+                out = model(batch)
+        """,
+        [],
+    ),
+    "hpu001 unknown receiver is left alone": (
+        """
+        def train(model, loader, steps):
+            for i, batch in enumerate(loader):
+                t = steps[i]
+                out = model(batch, t)
+        """,
+        [],
+    ),
+    "hpu001 loop unrolled inside forward is one graph": (
+        """
+        import torch
+        class RNN(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.cell = torch.nn.GRUCell(4, 4)
+            def forward(self, x: torch.Tensor):
+                h = torch.zeros(x.shape[0], 4)
+                for t in range(x.shape[1]):
+                    h = self.cell(x[:, t], h)
+                return h
+        """,
+        [],
+    ),
+    "hpu001 setup loop that runs once is clean": (
+        """
+        import torch
+        def build(n):
+            table = torch.zeros(n, n)
+            for i in range(n):
+                table[i, : i + 1] = 1.0
+            return table
+        """,
+        [],
+    ),
+    "hpu001 while counter": (
+        """
+        import torch
+        def generate(model, ids: torch.Tensor, max_len):
+            cur = 1
+            while cur < max_len:
+                logits = model(ids[:, :cur])
+                cur += 1
+        """,
+        ["HPU001@6"],
+    ),
+    "hpu001 index that is a tensor is data, not a constant": (
+        """
+        import torch
+        def train(model, loader, steps: torch.Tensor):
+            for i, batch in enumerate(loader):
+                idx = torch.tensor(i)
+                t = steps[idx]
+                out = model(batch, t)
+        """,
+        [],
+    ),
+    # --- HPU011 ----------------------------------------------------------------------------
+    "hpu011 scalar operand on gaudi": (
+        GAUDI + """
+        def sample(model, x, n):
+            for i in range(n):
+                x = model(x) * i
+                htcore.mark_step()
+        """,
+        ["HPU011@6"],
+    ),
+    "hpu011 is off for xla": (
+        XLA + """
+        def sample(model, x, n):
+            for i in range(n):
+                x = model(x) * i
+                xm.mark_step()
+        """,
+        [],
+    ),
+    "hpu011 on for xla when selected by code": (
+        """
+        import torch
+        def sample(model, x, n):
+            for i in range(n):
+                x = model(x) * i
+        """,
+        ["HPU011@5"],
+    ),
+    # --- HPU002 ----------------------------------------------------------------------------
+    "hpu002 torch.equal in forward (seed 003 MHA)": (
+        """
+        import torch
+        from torch import nn
+        class MHA(nn.Module):
+            def forward(self, query, key, value):
+                if torch.equal(query, key) and key.equal(value):
+                    return self.self_attention(query)
+                return self.cross_attention(query, key, value)
+        """,
+        ["HPU002@6", "HPU002@6"],
+    ),
+    "hpu002 both spellings are reported": (
+        """
+        import torch
+        from torch import nn
+        class MHA(nn.Module):
+            def forward(self, query, key, value):
+                same = torch.equal(query, key)
+                same_kv = key.equal(value)
+                return same, same_kv
+        """,
+        ["HPU002@6", "HPU002@7"],
+    ),
+    "hpu002 identity check is clean": (
+        """
+        import torch
+        from torch import nn
+        class MHA(nn.Module):
+            def forward(self, query, key, value):
+                if query is key:
+                    return query
+                return value
+        """,
+        [],
+    ),
+    "hpu002 in a function called from the step loop": (
+        """
+        import torch
+        def same(a, b):
+            return torch.equal(a, b)
+        def train(model, loader, opt):
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                if same(x, y):
+                    print("same")
+        """,
+        ["HPU002@4"],
+    ),
+    "hpu002 in a test helper or setup is clean": (
+        """
+        import torch
+        def check(a, b):
+            assert torch.equal(a, b)
+        def setup(weights):
+            for w in weights:
+                assert torch.equal(w, w.clone())
+        """,
+        [],
+    ),
+    # --- HPU003 ----------------------------------------------------------------------------
+    "hpu003 local accumulator in an eval loop": (
+        """
+        import torch
+        def evaluate(model, loader):
+            preds = torch.empty(0)
+            for x in loader:
+                out = model(x)
+                preds = torch.cat((preds, out))
+                stacked = torch.stack([preds, out], 0)
+            return preds
+        """,
+        ["HPU003@7"],
+    ),
+    "hpu003 mmf report accumulation (seed 003)": (
+        """
+        import torch
+        class Report(dict):
+            def accumulate_tensor_fields_and_loss(self, report, field_list):
+                for key in field_list:
+                    if isinstance(self[key], torch.Tensor):
+                        self[key] = torch.cat((self[key], report[key]), dim=0)
+        """,
+        ["HPU003@7"],
+    ),
+    "hpu003 attribute buffer grows per call": (
+        """
+        import torch
+        class Meter:
+            def __init__(self):
+                self.buf = torch.zeros(0)
+                self.buf = torch.cat([self.buf, torch.ones(1)], 0)
+            def update(self, y):
+                self.buf = torch.cat([self.buf, y], 0)
+        """,
+        ["HPU003@8"],
+    ),
+    "hpu003 list then one cat is clean": (
+        """
+        import torch
+        def evaluate(model, loader):
+            preds = []
+            for x in loader:
+                preds.append(model(x))
+            return torch.cat(preds)
+        """,
+        [],
+    ),
+    "hpu003 fixed loop inside forward is clean": (
+        """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def forward(self, x):
+                out = x
+                for _ in range(2):
+                    out = torch.cat((out, x), dim=1)
+                return out
+        """,
+        [],
+    ),
+    # --- HPU004 ----------------------------------------------------------------------------
+    "hpu004 gaudi loop with no marker": (
+        GAUDI + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                optimizer.zero_grad()
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU004@5"],
+    ),
+    "hpu004 seed 001 loop is clean": (
+        GAUDI + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                optimizer.zero_grad()
+                loss = model(data).sum()
+                loss.backward()
+                htcore.mark_step()
+                optimizer.step()
+                htcore.mark_step()
+        """,
+        [],
+    ),
+    "hpu004 gaudi marker only after step": (
+        GAUDI + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+                htcore.mark_step()
+        """,
+        ["HPU004@7"],
+    ),
+    "hpu004 gaudi marker only after backward": (
+        GAUDI + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                htcore.mark_step()
+                optimizer.step()
+        """,
+        ["HPU004@9"],
+    ),
+    "hpu004 ModuleCacher loop marks at the top and the end (seed 001)": (
+        GAUDI + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                htcore.mark_step()
+                optimizer.zero_grad(set_to_none=True)
+                loss = model(data).sum()
+                loss.backward()
+                htcore.mark_step()
+                optimizer.step()
+        """,
+        [],
+    ),
+    "hpu004 xla marker after step is enough": (
+        XLA + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                xm.optimizer_step(optimizer)
+                xm.mark_step()
+        """,
+        [],
+    ),
+    "hpu004 xla with no marker": (
+        XLA + """
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU004@5"],
+    ),
+    "hpu004 xla MpDeviceLoader marks steps": (
+        """
+        import torch_xla.distributed.parallel_loader as pl
+        def train(model, loader, optimizer, device):
+            mp_loader = pl.MpDeviceLoader(loader, device)
+            for data, target in mp_loader:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        [],
+    ),
+    "hpu004 marker inside a same-file step function": (
+        """
+        from torch_xla.core import xla_model as xm
+        def train_step(model, batch, optimizer):
+            loss = model(batch).sum()
+            loss.backward()
+            optimizer.step()
+            xm.mark_step()
+        def train(model, loader, optimizer):
+            for batch in loader:
+                train_step(model, batch, optimizer)
+        """,
+        [],
+    ),
+    "hpu004 step function without a marker": (
+        """
+        import torch_xla
+        def train_step(model, batch, optimizer):
+            loss = model(batch).sum()
+            loss.backward()
+            optimizer.step()
+        def train(model, loader, optimizer):
+            for batch in loader:
+                train_step(model, batch, optimizer)
+        """,
+        ["HPU004@8"],
+    ),
+    "hpu004 plain cuda code is not a lazy target": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        [],
+    ),
+    "hpu004 device string makes the target": (
+        """
+        import torch
+        device = torch.device("hpu")
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data.to(device)).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU004@5"],
+    ),
+    # --- HPU005 ----------------------------------------------------------------------------
+    "hpu005 loss.item every step": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for step, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+                print(f"loss {loss}")
+                total = float(loss)
+        """,
+        ["HPU005@8", "HPU005@9", "HPU005@10"],
+    ),
+    "hpu005 under a logging interval is clean": (
+        """
+        import torch
+        def train(model, loader, optimizer, log_every=100):
+            for step, (x, y) in enumerate(loader):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+                if step % log_every == 0:
+                    print(loss.item())
+        """,
+        [],
+    ),
+    "hpu005 once per epoch or after the loop is clean": (
+        """
+        import torch
+        def train(model, loader, optimizer, epochs):
+            for epoch in range(epochs):
+                for x, y in loader:
+                    loss = torch.nn.functional.mse_loss(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                print(epoch, loss.item())
+            return loss.item()
+        """,
+        [],
+    ),
+    "hpu005 progress bar postfix and cpu": (
+        """
+        import torch
+        from tqdm import tqdm
+        def evaluate(model, loader):
+            bar = tqdm(loader)
+            for x, y in bar:
+                out = model(x)
+                bar.set_postfix(loss=out.mean())
+                preds = out.argmax(1).cpu().numpy()
+        """,
+        ["HPU005@8", "HPU005@9"],
+    ),
+    "hpu005 non-tensor values are not syncs": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for step, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+                lr = float(optimizer.param_groups[0]["lr"])
+                print(step, lr)
+                print(f"step {step}")
+        """,
+        [],
+    ),
+    "hpu005 item in a step function called from the loop": (
+        """
+        import torch
+        def train_step(model, x, optimizer):
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+        def train(model, loader, optimizer):
+            for x in loader:
+                train_step(model, x, optimizer)
+        """,
+        ["HPU005@7"],
+    ),
+}
+
+EXTRA_CONFIG = {"hpu011 on for xla when selected by code": {"extend_select": ["HPU011"]}}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_case(name):
+    src, expected = CASES[name]
+    assert found(src, **EXTRA_CONFIG.get(name, {})) == expected
+
+
+def test_aliases_are_resolved():
+    src = """
+    from habana_frameworks.torch import core as hc
+    from torch import equal as teq
+    import torch.nn as nn
+    class M(nn.Module):
+        def forward(self, a, b):
+            return teq(a, b)
+    def train(model, loader, optimizer):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+            hc.mark_step()
+    """
+    # mark_step after step but not after backward: Gaudi wants both
+    assert found(src) == ["HPU002@7", "HPU004@10"]
+
+
+def test_extra_step_markers_from_config():
+    src = """
+    import habana_frameworks.torch.core as htcore
+    def sync_all():
+        pass
+    def train(model, loader, optimizer):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+            my_barrier()
+    """
+    assert found(src) == ["HPU004@6"]
+    assert found(src, step_markers=["my_barrier"]) == []
+
+
+def test_target_from_config_overrides_detection():
+    src = """
+    import torch
+    def train(model, loader, optimizer):
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+    """
+    assert found(src) == []
+    assert found(src, target="xla") == ["HPU004@4"]
+
+
+def test_finding_fields():
+    src = textwrap.dedent("""
+    import torch
+    def train(model, loader, optimizer):
+        for x in loader:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+    """)
+    (f,) = lint_source(src, path="t.py")
+    assert (f.code, f.name, f.path, f.line, f.col, f.end_line, f.end_col) == (
+        "HPU005", "host-sync-every-step", "t.py", 8, 15, 8, 26)
+    assert "host" in f.message and "log" in f.message
+    assert f.as_dict()["fix"] is None
