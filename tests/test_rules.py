@@ -555,7 +555,7 @@ def test_aliases_are_resolved():
 
 def test_extra_step_markers_from_config():
     src = """
-    import habana_frameworks.torch.core as htcore
+    import torch_xla
     def sync_all():
         pass
     def train(model, loader, optimizer):
