@@ -18,7 +18,7 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
         for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
             mark = "[*]" if fixable[code] else "   "
             lines.append(f"{n:5d}  {code}  {mark} {name}")
-    elif not quiet:
+    else:
         for f in findings:
             mark = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
             lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")

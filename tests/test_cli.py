@@ -1,0 +1,214 @@
+"""The command line as a user meets it: paths, options, config, suppressions, errors, exit codes."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hpulint.cli import main
+
+HAZARD = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader, optimizer):
+        for step, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+""")
+CLEAN = "import torch\n\nx = torch.zeros(3)\n"
+
+
+def run(args, cwd: Path, capsys, monkeypatch, stdin: str | None = None):
+    monkeypatch.chdir(cwd)
+    if stdin is not None:
+        import io
+
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def proj(tmp_path):
+    (tmp_path / "train.py").write_text(HAZARD)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    return tmp_path
+
+
+def test_text_output_and_exit_codes(proj, capsys, monkeypatch):
+    code, out, err = run(["train.py"], proj, capsys, monkeypatch)
+    assert code == 1
+    assert out.splitlines()[0].startswith("train.py:9:15: HPU005 `.item()` copies a device value to the host")
+    assert out.splitlines()[-1] == "Found 1 finding."
+    code, out, _ = run(["clean.py"], proj, capsys, monkeypatch)
+    assert (code, out) == (0, "All checks passed!\n")
+    code, _, _ = run(["--exit-zero", "train.py"], proj, capsys, monkeypatch)
+    assert code == 0
+    code, out, _ = run(["check", "-q", "train.py"], proj, capsys, monkeypatch)
+    assert code == 1 and out.count("\n") == 1 and "Found" not in out
+
+
+def test_json_output(proj, capsys, monkeypatch):
+    code, out, _ = run(["--format", "json", "."], proj, capsys, monkeypatch)
+    assert code == 1
+    data = json.loads(out)
+    assert data == [{
+        "code": "HPU005", "name": "host-sync-every-step", "path": "train.py", "line": 9, "col": 15,
+        "end_line": 9, "end_col": 26, "message": data[0]["message"], "fix": None,
+    }]
+
+
+def test_select_ignore_and_statistics(proj, capsys, monkeypatch):
+    assert run(["--ignore", "HPU005", "."], proj, capsys, monkeypatch)[0] == 0
+    assert run(["--select", "HPU001,HPU002", "."], proj, capsys, monkeypatch)[0] == 0
+    assert run(["--select", "HPU00", "."], proj, capsys, monkeypatch)[0] == 1
+    code, out, _ = run(["--statistics", "."], proj, capsys, monkeypatch)
+    assert out.splitlines()[0].split() == ["1", "HPU005", "host-sync-every-step"]
+    code, _, err = run(["--select", "HPU999", "."], proj, capsys, monkeypatch)
+    assert code == 2 and "'HPU999' matches no rule" in err
+
+
+def test_discovery_skips_venvs_git_and_excludes(proj, capsys, monkeypatch):
+    for folder in (".git", ".venv", "build", "myenv"):
+        (proj / folder).mkdir()
+        (proj / folder / "t.py").write_text(HAZARD)
+    (proj / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    (proj / "pkg").mkdir()
+    (proj / "pkg" / "t.py").write_text(HAZARD)
+    code, out, _ = run(["."], proj, capsys, monkeypatch)
+    assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == ["pkg/t.py", "train.py"]
+    (proj / "pyproject.toml").write_text('[tool.hpulint]\nexclude = ["pkg"]\n')
+    code, out, _ = run(["."], proj, capsys, monkeypatch)
+    assert [line.split(":")[0] for line in out.splitlines() if "HPU" in line] == ["train.py"]
+
+
+def test_config_file_is_found_upwards_and_cli_overrides(proj, capsys, monkeypatch):
+    (proj / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.hpulint]\nignore = ["HPU005"]\n')
+    sub = proj / "src"
+    sub.mkdir()
+    (sub / "t.py").write_text(HAZARD)
+    assert run(["src"], proj, capsys, monkeypatch)[0] == 0
+    assert run(["t.py"], sub, capsys, monkeypatch)[0] == 0
+    assert run(["--isolated", "t.py"], sub, capsys, monkeypatch)[0] == 1
+    assert run(["--select", "HPU005", "t.py"], sub, capsys, monkeypatch)[0] == 0  # ignore still applies
+    (proj / "pyproject.toml").write_text('[tool.hpulint]\nselect = ["HPU005"]\nignore = ["HPU00"]\n')
+    assert run(["t.py"], sub, capsys, monkeypatch)[0] == 1  # the more specific code wins
+
+
+def test_per_file_ignores(proj, capsys, monkeypatch):
+    (proj / "pyproject.toml").write_text('[tool.hpulint.per-file-ignores]\n"train*.py" = ["HPU005"]\n')
+    (proj / "other.py").write_text(HAZARD)
+    code, out, _ = run(["."], proj, capsys, monkeypatch)
+    assert [line.split(":")[0] for line in out.splitlines() if "HPU" in line] == ["other.py"]
+
+
+@pytest.mark.parametrize("body, message", [
+    ('[tool.hpulint]\nselekt = ["HPU001"]\n', "unknown key 'selekt'"),
+    ('[tool.hpulint]\ntarget = "tpu"\n', "target must be one of auto, hpu, xla"),
+    ('[tool.hpulint]\nselect = "HPU001"\n', "select must be a list"),
+    ('[tool.hpulint\n', "invalid TOML"),
+])
+def test_bad_config_is_a_clear_error(proj, capsys, monkeypatch, body, message):
+    (proj / "pyproject.toml").write_text(body)
+    code, out, err = run(["train.py"], proj, capsys, monkeypatch)
+    assert code == 2
+    assert "pyproject.toml" in err and message in err
+
+
+def test_target_option(proj, capsys, monkeypatch):
+    (proj / "loop.py").write_text(textwrap.dedent("""\
+        def train(model, loader, optimizer):
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+    """))
+    assert run(["loop.py"], proj, capsys, monkeypatch)[0] == 0
+    code, out, _ = run(["--target", "xla", "loop.py"], proj, capsys, monkeypatch)
+    assert code == 1 and "loop.py:2:5: HPU004" in out
+
+
+def test_suppressions(proj, capsys, monkeypatch):
+    src = HAZARD.replace("print(loss.item())", "print(loss.item())  # noqa: HPU005")
+    (proj / "a.py").write_text(src)
+    (proj / "b.py").write_text(HAZARD.replace("print(loss.item())", "print(loss.item())  # noqa"))
+    (proj / "c.py").write_text(HAZARD.replace("print(loss.item())", "print(loss.item())  # hpulint: ignore[HPU005]"))
+    (proj / "d.py").write_text("# hpulint: noqa\n" + HAZARD)
+    (proj / "e.py").write_text(HAZARD.replace("print(loss.item())", "print(loss.item())  # noqa: HPU001"))
+    (proj / "f.py").write_text(HAZARD.replace("print(loss.item())", 'print(  # noqa: HPU005\n                loss.item())'))
+    (proj / "g.py").write_text(HAZARD.replace("print(loss.item())", 's = "# noqa"; print(loss.item())'))
+    code, out, _ = run(["a.py", "b.py", "c.py", "d.py", "e.py", "f.py", "g.py"], proj, capsys, monkeypatch)
+    assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == ["e.py", "g.py"]
+
+
+def test_bad_files_are_reported_and_the_run_goes_on(proj, capsys, monkeypatch):
+    (proj / "broken.py").write_text("import torch\nfor x in range(3):\n    y = (x\n")
+    (proj / "latin.py").write_bytes(b"x = 1\ns = '\xe9t\xe9'\nfor i in range(3): pass\n")
+    (proj / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\ns = '\xe9t\xe9'\n" + HAZARD.encode())
+    code, out, err = run(["."], proj, capsys, monkeypatch)
+    assert code == 2
+    assert "broken.py:3:" in err and "syntax error" in err
+    assert "latin.py:2: error: not valid utf-8" in err
+    findings = sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line)
+    assert findings == ["declared.py", "train.py"]  # a declared encoding is honoured
+
+
+def test_missing_path(proj, capsys, monkeypatch):
+    code, _, err = run(["nope.py"], proj, capsys, monkeypatch)
+    assert code == 2 and "nope.py: error: no such file or directory" in err
+
+
+def test_a_crashing_rule_does_not_stop_the_others(proj, capsys, monkeypatch):
+    from hpulint.rules.hpu002_equal_in_hot_path import EqualInHotPath
+
+    def boom(self, node):
+        raise ValueError("kaboom")
+
+    monkeypatch.setattr(EqualInHotPath, "visit_Call", boom)
+    (proj / "eq.py").write_text(HAZARD + "\n\ndef f(a, b):\n    return torch.equal(a, b)\n")
+    code, out, err = run(["eq.py", "train.py"], proj, capsys, monkeypatch)
+    assert code == 2
+    assert re.search(r"^eq.py:\d+:\d+: error: rule HPU002 failed: ValueError: kaboom$", err, re.M)
+    assert out.count("HPU005") == 2  # both files still report the other rule
+
+
+def test_stdin(proj, capsys, monkeypatch):
+    code, out, _ = run(["-", "--stdin-filename", "x/train.py"], proj, capsys, monkeypatch, stdin=HAZARD)
+    assert code == 1 and out.startswith("x/train.py:9:15: HPU005")
+
+
+def test_rule_command(capsys, monkeypatch, tmp_path):
+    code, out, _ = run(["rule", "--all"], tmp_path, capsys, monkeypatch)
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU011"]
+    code, _, err = run(["rule", "HPU999"], tmp_path, capsys, monkeypatch)
+    assert code == 2 and "no rule 'HPU999'" in err
+
+
+def test_version_and_module_entry_point(tmp_path):
+    from hpulint import __version__
+
+    out = subprocess.run([sys.executable, "-m", "hpulint", "--version"], capture_output=True, text=True)
+    assert out.stdout.strip() == f"hpulint {__version__}"
+
+
+def test_the_linter_never_imports_torch(tmp_path):
+    (tmp_path / "t.py").write_text(HAZARD)
+    code = (
+        "import sys\n"
+        "from hpulint.cli import main\n"
+        f"rc = main([{str(tmp_path / 't.py')!r}, '-q'])\n"
+        "assert 'torch' not in sys.modules, 'the linter imported torch'\n"
+        "assert rc == 1\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
