@@ -17,6 +17,7 @@ from typing import Optional
 from hpulint import __version__
 from hpulint.config import DEFAULT_EXCLUDE, TARGETS, Config, check_codes, find_pyproject, load_config
 from hpulint.model import ConfigError
+from hpulint.report import FORMATS
 
 COMMANDS = ("check", "rule", "verify")
 
@@ -39,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to add")
     check.add_argument("--ignore", type=_codes, default=[], help="codes or prefixes to skip")
     check.add_argument("--target", choices=TARGETS, help="device the code runs on (default: config, else auto)")
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument("--format", choices=FORMATS, default="text",
+                       help="text (default), concise, json, json-lines, github, sarif")
     check.add_argument("--statistics", action="store_true", help="count findings per rule")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("-q", "--quiet", action="store_true", help="print only findings and errors")

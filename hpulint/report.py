@@ -1,16 +1,36 @@
-"""Output formats for findings and errors."""
+"""Output formats for findings.
+
+text (default), concise (one line per finding, no summary), json (a list), json-lines (one
+object per line), github (workflow annotations), sarif (SARIF 2.1.0 for code scanning).
+Errors (unreadable files, syntax errors, rule failures) always go to stderr as text.
+"""
 from __future__ import annotations
 
 import json
 from collections import Counter
 
-FORMATS = ("text", "json")
+from hpulint import __version__
+
+FORMATS = ("text", "concise", "json", "json-lines", "github", "sarif")
+PAGES_URL = "https://github.com/hpulint/hpulint/blob/main/rules/{code}.md"
 
 
 def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, quiet: bool = False,
            fixable_hint: bool = True) -> str:
     if fmt == "json":
         return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
+    if fmt == "json-lines":
+        return "".join(json.dumps(f.as_dict()) + "\n" for f in findings)
+    if fmt == "github":
+        return "".join(_github(f) + "\n" for f in findings)
+    if fmt == "sarif":
+        return json.dumps(sarif(findings), indent=2) + "\n"
+    if fmt == "concise":
+        return "".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n" for f in findings)
+    return _text(findings, errors, statistics, quiet, fixable_hint)
+
+
+def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
     lines = []
     if statistics:
         counts = Counter((f.code, f.name) for f in findings)
@@ -35,3 +55,61 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
         elif not errors:
             lines.append("All checks passed!")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(f) -> str:
+    props = (f"file={_escape_prop(f.path)},line={f.line},col={f.col},endLine={f.end_line},"
+             f"endColumn={f.end_col},title={_escape_prop(f.code + ' ' + f.name)}")
+    return f"::warning {props}::{_escape_data(f.code + ' ' + f.message)}"
+
+
+def sarif(findings: list) -> dict:
+    from hpulint.rules import ALL_RULES
+
+    rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "helpUri": PAGES_URL.format(code=r.code),
+            "defaultConfiguration": {"level": "warning"},
+        }
+        for r in ALL_RULES
+    ]
+    index = {r.code: i for i, r in enumerate(ALL_RULES)}
+    results = []
+    for f in findings:
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index.get(f.code, 0),
+            "level": "warning",
+            "message": {"text": f.message},
+            "locations": [{
+                "physicalLocation": {
+                    "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                    "region": {"startLine": f.line, "startColumn": f.col,
+                               "endLine": f.end_line, "endColumn": f.end_col},
+                }
+            }],
+        }
+        if f.fix is not None:
+            result["properties"] = {"fixApplicability": f.fix.applicability}
+            result["fixes"] = [{"description": {"text": f.fix.description}}]
+        results.append(result)
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "hpulint", "version": __version__,
+                                "informationUri": "https://github.com/hpulint/hpulint", "rules": rules}},
+            "results": results,
+        }],
+    }

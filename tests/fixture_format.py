@@ -74,5 +74,5 @@ def parse_fixture(path: Path) -> Fixture:
     return fx
 
 
-def all_fixtures() -> list[Fixture]:
+def all_fixtures() -> list:
     return [parse_fixture(p) for p in sorted(FIXTURES.rglob("*.py"))]
