@@ -19,7 +19,7 @@ from hpulint.config import DEFAULT_EXCLUDE, TARGETS, Config, check_codes, find_p
 from hpulint.model import ConfigError
 from hpulint.report import FORMATS
 
-COMMANDS = ("check", "rule", "verify")
+COMMANDS = ("check", "rule", "verify", "clean")
 
 
 def _codes(text: str) -> list:
@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.hpulint] from")
     check.add_argument("--isolated", action="store_true", help="ignore every configuration file")
     check.add_argument("--stdin-filename", help="the path to report (and match config globs) for '-'")
+    check.add_argument("-j", "--jobs", type=int, default=0,
+                       help="worker processes (default: the number of CPUs; 1: no workers)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write .hpulint_cache/")
+
+    clean = sub.add_parser("clean", help="remove the .hpulint_cache/ folder")
+    clean.add_argument("path", nargs="?", default=".", help="the project folder (default: here)")
 
     rule = sub.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?", help="a rule code, e.g. HPU001")
@@ -74,6 +80,8 @@ def main(argv: Optional[list] = None) -> int:
             return _rule(args)
         if args.command == "verify":
             return _verify(args)
+        if args.command == "clean":
+            return _clean(args)
         return _check(args)
     except ConfigError as exc:
         print(f"hpulint: error: {exc}", file=sys.stderr)
@@ -149,13 +157,25 @@ def _default_excluded(name: str) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDE)
 
 
+def _clean(args) -> int:
+    from hpulint.cache import clean
+
+    root = Path(args.path)
+    cfg_path = find_pyproject(root) if root.exists() else None
+    removed = [str(r / ".hpulint_cache") for r in {root, *( [cfg_path.parent] if cfg_path else [])} if clean(r)]
+    print("removed " + ", ".join(removed) if removed else "no cache to remove")
+    return 0
+
+
 def _check(args) -> int:
-    from hpulint.engine import check_file, check_source
     from hpulint.report import render
+    from hpulint.runner import lint_files
 
     cfg = resolve_config(args)
     findings, errors = [], []
     if "-" in args.paths:
+        from hpulint.engine import check_source
+
         name = args.stdin_filename or "-"
         source = sys.stdin.read()
         result = check_source(source, name, cfg)
@@ -163,8 +183,13 @@ def _check(args) -> int:
         errors += result.errors
     files, missing = discover([p for p in args.paths if p != "-"], cfg)
     errors += missing
-    for path in files:
-        result = check_file(path, cfg)
+    cache = None
+    if not args.no_cache:
+        from hpulint.cache import Cache
+
+        cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint())
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    for result in lint_files(files, cfg, jobs=jobs, cache=cache):
         findings += result.findings
         errors += result.errors
     for err in errors:

@@ -1,0 +1,108 @@
+"""Output formats a CI system reads, parallel workers, and the content-hash cache."""
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+
+from hpulint.cli import main
+
+HAZARD = textwrap.dedent("""\
+    import torch
+
+
+    def train(model, loader, optimizer):
+        for step, (x, y) in enumerate(loader):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            print(loss.item())
+""")
+
+
+def run(args, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(list(args))
+    return code, capsys.readouterr()
+
+
+def test_github_annotations(tmp_path, capsys, monkeypatch):
+    (tmp_path / "t.py").write_text(HAZARD)
+    code, cap = run(["--format", "github", "t.py"], tmp_path, capsys, monkeypatch)
+    assert code == 1
+    (line,) = cap.out.splitlines()
+    assert line.startswith("::warning file=t.py,line=9,col=15,endLine=9,endColumn=26,"
+                           "title=HPU005 host-sync-every-step::HPU005 `.item()` copies")
+
+
+def test_json_lines_and_concise(tmp_path, capsys, monkeypatch):
+    (tmp_path / "t.py").write_text(HAZARD)
+    (tmp_path / "u.py").write_text(HAZARD)
+    _, cap = run(["--format", "json-lines", "."], tmp_path, capsys, monkeypatch)
+    rows = [json.loads(line) for line in cap.out.splitlines()]
+    assert [(r["path"], r["line"], r["code"]) for r in rows] == [("t.py", 9, "HPU005"), ("u.py", 9, "HPU005")]
+    _, cap = run(["--format", "concise", "t.py"], tmp_path, capsys, monkeypatch)
+    assert cap.out.startswith("t.py:9:15: HPU005 ") and cap.out.count("\n") == 1
+
+
+def test_sarif(tmp_path, capsys, monkeypatch):
+    (tmp_path / "t.py").write_text(HAZARD)
+    _, cap = run(["--format", "sarif", "t.py"], tmp_path, capsys, monkeypatch)
+    doc = json.loads(cap.out)
+    assert doc["version"] == "2.1.0"
+    run0 = doc["runs"][0]
+    rules = run0["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules][:5] == ["HPU001", "HPU002", "HPU003", "HPU004", "HPU005"]
+    assert all(r["helpUri"].endswith(f"rules/{r['id']}.md") for r in rules)
+    (res,) = run0["results"]
+    assert res["ruleId"] == "HPU005" and rules[res["ruleIndex"]]["id"] == "HPU005"
+    assert res["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 9, "startColumn": 15, "endLine": 9, "endColumn": 26}
+
+
+def test_jobs_give_the_same_findings(tmp_path, capsys, monkeypatch):
+    for i in range(12):
+        (tmp_path / f"t{i:02d}.py").write_text(HAZARD if i % 3 else "x = 1\n")
+    _, one = run(["--no-cache", "-j", "1", "--format", "json", "."], tmp_path, capsys, monkeypatch)
+    _, two = run(["--no-cache", "-j", "2", "--format", "json", "."], tmp_path, capsys, monkeypatch)
+    assert json.loads(one.out) == json.loads(two.out) and len(json.loads(one.out)) == 8
+
+
+def test_cache_reuses_unchanged_files_and_sees_changes(tmp_path, capsys, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\n")
+    (tmp_path / "t.py").write_text(HAZARD)
+    code, cap = run(["-j", "1", "t.py"], tmp_path, capsys, monkeypatch)
+    assert code == 1
+    cache = tmp_path / ".hpulint_cache"
+    assert (cache / "CACHEDIR.TAG").exists() and (cache / ".gitignore").read_text() == "*\n"
+    entries = [p for p in cache.rglob("*") if p.is_file() and len(p.name) == 40]
+    assert len(entries) == 1
+
+    # a cached result is used: poison the engine and run again
+    import hpulint.engine as engine
+
+    monkeypatch.setattr(engine, "check_file", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
+    code, cap2 = run(["-j", "1", "t.py"], tmp_path, capsys, monkeypatch)
+    assert code == 1 and cap2.out == cap.out
+    monkeypatch.undo()
+
+    # a changed file or a changed config is linted again
+    (tmp_path / "t.py").write_text(HAZARD.replace("print(loss.item())", "pass"))
+    assert run(["-j", "1", "t.py"], tmp_path, capsys, monkeypatch)[0] == 0
+    (tmp_path / "t.py").write_text(HAZARD)
+    assert run(["-j", "1", "--ignore", "HPU005", "t.py"], tmp_path, capsys, monkeypatch)[0] == 0
+
+    code, cap = run(["clean"], tmp_path, capsys, monkeypatch)
+    assert code == 0 and not cache.exists()
+    run(["--no-cache", "t.py"], tmp_path, capsys, monkeypatch)
+    assert not cache.exists()
+
+
+def test_read_only_tree_is_linted_uncached(tmp_path, capsys, monkeypatch):
+    (tmp_path / "t.py").write_text(HAZARD)
+    os.chmod(tmp_path, 0o555)
+    try:
+        code, _ = run(["t.py"], tmp_path, capsys, monkeypatch)
+    finally:
+        os.chmod(tmp_path, 0o755)
+    assert code == 1
