@@ -1,0 +1,66 @@
+"""The pre-commit hook, for real: `pre-commit try-repo` against this checkout in a throwaway repo.
+
+It installs hpulint from this checkout into pre-commit's own environment, so it needs the
+package registry: marked `network` (deselect with -m "not network" offline).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+HAZARD = """import torch
+
+
+def train(model, loader, optimizer):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        print(loss.item())
+"""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        pytest.skip("pre-commit is not installed")
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    e = dict(os.environ, PRE_COMMIT_HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+             GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    return e
+
+
+def try_repo(repo: Path, env: dict) -> subprocess.CompletedProcess:
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "hpulint", "--all-files", "--verbose"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+def test_hook_passes_on_clean_code_and_fails_on_a_hazard(tmp_path, env):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    (repo / "ok.py").write_text("import torch\n\nx = torch.zeros(3)\n")
+    clean = try_repo(repo, env)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "hpulint" in clean.stdout and "Passed" in clean.stdout
+
+    (repo / "train.py").write_text(HAZARD)
+    dirty = try_repo(repo, env)
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert "Failed" in dirty.stdout
+    assert "train.py:9:15: HPU005" in dirty.stdout
