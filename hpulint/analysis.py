@@ -258,6 +258,7 @@ class Analysis:
         self.classes_by_name: dict = {}
         self.module_instances: set = set()  # names bound to an nn.Module instance
         self.call_order: dict = {}  # id(Call) -> its rank in source order
+        self.call_statement: dict = {}  # id(Call) -> statement, for backward/step/marker calls
         self.finished = False
 
     # --- public helpers for rules ------------------------------------------------------------
@@ -287,6 +288,20 @@ class Analysis:
         if "xla" in self.detected_targets:
             return "xla"
         return None
+
+    def local_name_for(self, target: str) -> Optional[str]:
+        """How this file spells the module or function ``target``, through its imports.
+
+        ``htcore`` for habana_frameworks.torch.core after ``import ... as htcore``;
+        ``habana_frameworks.torch.core`` after a plain ``import habana_frameworks.torch.core``.
+        """
+        best = None
+        for local, full in self.aliases.items():
+            if target == full or target.startswith(full + "."):
+                spelled = local + target[len(full):]
+                if best is None or len(spelled) < len(best):
+                    best = spelled
+        return best
 
     def qualname(self, node: cst.BaseExpression) -> Optional[str]:
         name = dotted(node)
@@ -673,17 +688,21 @@ class Analysis:
         name = last_name(func)
         if self.is_marker_call(node):
             facts.markers.append(node)
+            self.call_statement[id(node)] = self.statement
             return
         qn = self.qualname(func)
         if qn == "torch_xla.core.xla_model.optimizer_step":
             facts.opt_step.append(node)
+            self.call_statement[id(node)] = self.statement
             return
         if isinstance(func, cst.Attribute):
             if name == "backward":
                 facts.backward.append(node)
+                self.call_statement[id(node)] = self.statement
                 return
             if name == "step" and _receiver_is_optimizer(func.value):
                 facts.opt_step.append(node)
+                self.call_statement[id(node)] = self.statement
                 return
             if name == "register_buffer" and len(node.args) >= 2 and isinstance(func.value, cst.Name) \
                     and func.value.value == "self":

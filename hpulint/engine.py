@@ -44,6 +44,7 @@ class FileResult:
     parsed: bool = False
     # kept for --fix: the parsed module the findings' fixes point into
     module: Optional[cst.Module] = None
+    positions: Optional[dict] = None  # node -> CodeRange, when keep_tree and there were findings
     source: Optional[str] = None
     encoding: str = "utf-8"
 
@@ -136,6 +137,8 @@ def check_source(source: str, path: str, config: Config, keep_tree: bool = False
     if not raw and not ctx.crashes:
         return result
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    if keep_tree:
+        result.positions = positions
     for rule, node, exc in ctx.crashes:
         pos = positions.get(node)
         result.errors.append(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis import names_in
+from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 
 # torch factories whose positional arguments are sizes
@@ -37,7 +39,12 @@ class LoopIteratorConstant(Rule):
     name = "loop-iterator-constant"
     summary = "a loop counter used as a tensor index, slice bound, size or dim in a step loop"
     triggers = ("for ", "while ")
+    fix_safety = "unsafe"
 
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
@@ -53,8 +60,95 @@ class LoopIteratorConstant(Rule):
                 name = an.counter_in(part)
                 if name is not None:
                     where = "a slice bound" if isinstance(s, cst.Slice) else "a tensor index"
-                    self._report(node, name, where)
+                    self._report(node, name, where, self._fix(node, name))
                     return
+
+    # --- fixes (both unsafe: they change which element is read when, and leave the buffer
+    # rolled after the loop; a user must check the loop) ---------------------------------------
+
+    def _fix(self, node: cst.Subscript, name: str):
+        loop = self.an.counter_loop(name)
+        if loop is not None and isinstance(loop.node, cst.For):
+            key = id(loop.node)
+            if key not in self.roll_fixes:
+                self.roll_fixes[key] = self._roll_fix(loop.node, name)
+            if self.roll_fixes[key] is not None:
+                return self.roll_fixes[key]
+        return self._device_index_fix(node)
+
+    def _roll_fix(self, loop: cst.For, i: str):
+        """The seed's rewrite of ``for i in range(a, n): ... steps[i] ... steps[i + 1]``:
+        read ``steps[0]``, ``steps[1]`` and ``torch.roll`` the buffer one place each pass."""
+        if not (isinstance(loop.target, cst.Name) and loop.target.value == i and isinstance(loop.iter, cst.Call)
+                and self.an.qualname(loop.iter.func) == "range" and 1 <= len(loop.iter.args) <= 2
+                and not any(a.keyword or a.star for a in loop.iter.args)):
+            return None
+        uses = []  # (Subscript, offset)
+        buffer = None
+        for sub in _walk_body(loop.body):
+            if isinstance(sub, cst.Continue):
+                return None  # the roll at the end of the body would be skipped
+            if isinstance(sub, cst.Subscript) and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
+                offset = _offset(sub.slice[0].slice.value, i)
+                if offset is not None and isinstance(sub.value, cst.Name):
+                    if buffer not in (None, sub.value.value):
+                        return None
+                    buffer = sub.value.value
+                    uses.append((sub, offset))
+        if buffer is None:
+            return None
+        counted = sum(1 for n in names_in(loop.body) if n == i)
+        if counted != len(uses):
+            return None  # the counter is used some other way too
+        assigned = {t.value for t in _assigned_names(loop.body)}
+        if buffer in assigned or i in assigned:
+            return None
+        torch = self.an.local_name_for("torch") or "torch"
+        imports = () if self.an.local_name_for("torch") else ("import torch",)
+        roll = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts=-1, dims=0)\n")
+        changes = {}
+        for sub, offset in uses:
+            changes[sub.slice[0].slice.value] = cst.Integer(str(offset))
+        start = loop.iter.args[0].value if len(loop.iter.args) == 2 else None
+        pre = None
+        if start is not None and not (isinstance(start, cst.Integer) and start.evaluated_value == 0):
+            text = cst.Module([]).code_for_node(start)
+            shift = f"-{text}" if isinstance(start, (cst.Integer, cst.Name)) else f"-({text})"
+            pre = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts={shift}, dims=0)\n")
+
+        def rewrite(updated: cst.For):
+            body = updated.body
+            if not isinstance(body, cst.IndentedBlock):
+                return updated
+            new = updated.with_changes(body=body.with_changes(body=[*body.body, roll]))
+            if pre is None:
+                return new
+            return cst.FlattenSentinel([pre.with_changes(leading_lines=updated.leading_lines),
+                                        new.with_changes(leading_lines=())])
+
+        changes[loop] = rewrite
+        return Fix(UNSAFE, f"read fixed positions of `{buffer}` and torch.roll it each pass", changes, imports)
+
+    def _device_index_fix(self, node: cst.Subscript):
+        """Index with a device tensor built from the counter: graph data, not a constant."""
+        an = self.an
+        torch = an.local_name_for("torch") or "torch"
+        imports = () if an.local_name_for("torch") else ("import torch",)
+        base = cst.Module([]).code_for_node(node.value)
+        changes = {}
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                if an.counter_in(s) is not None:
+                    return None  # a slice bound that changes is a new shape: no data index for it
+                continue
+            if an.counter_in(s.value) is None or an.is_tensor(s.value):
+                continue
+            text = cst.Module([]).code_for_node(s.value)
+            changes[s.value] = cst.parse_expression(f"{torch}.tensor({text}, device={base}.device)")
+        if not changes:
+            return None
+        return Fix(UNSAFE, "index with a device tensor", changes, imports)
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -81,7 +175,7 @@ class LoopIteratorConstant(Rule):
                 self._report(node, name, where)
                 return
 
-    def _report(self, node: cst.CSTNode, name: str, where: str) -> None:
+    def _report(self, node: cst.CSTNode, name: str, where: str, fix=None) -> None:
         loop = self.an.counter_loop(name)
         if loop is None:
             return
@@ -89,4 +183,34 @@ class LoopIteratorConstant(Rule):
         def when():
             return f"the loop {loop.step_reason}" if loop.is_step_loop else None
 
-        self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), when=when)
+        self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
+
+
+def _walk_body(node: cst.CSTNode):
+    """Every node below ``node``, not entering nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(n.children))
+
+
+def _offset(expr: cst.BaseExpression, i: str):
+    """0 for ``i``, c for ``i + c`` / ``c + i`` with a non-negative integer literal c."""
+    if isinstance(expr, cst.Name) and expr.value == i:
+        return 0
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(a, cst.Name) and a.value == i and isinstance(b, cst.Integer):
+                return b.evaluated_value
+    return None
+
+
+def _assigned_names(body: cst.CSTNode):
+    for n in _walk_body(body):
+        if isinstance(n, cst.AssignTarget):
+            yield from (t for t in _walk_body(n.target) if isinstance(t, cst.Name))
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name):
+            yield n.target

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -23,17 +24,63 @@ class EqualInHotPath(Rule):
     name = "equal-in-hot-path"
     summary = "torch.equal in a step loop, a forward() or a function called every step"
     triggers = ("equal",)
+    fix_safety = "unsafe"
 
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.bool_context: set = set()  # ids of expressions used only as a truth value
+
+    def visit_If(self, node: cst.If) -> None:
+        self.bool_context.add(id(node.test))
+
+    def visit_While(self, node: cst.While) -> None:
+        self.bool_context.add(id(node.test))
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.bool_context.add(id(node.test))
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        if id(node) in self.bool_context:
+            self.bool_context.update((id(node.left), id(node.right)))
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self.bool_context.add(id(node.expression))
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         func = node.func
-        if an.qualname(func) == "torch.equal":
-            call = "torch.equal(...)"
+        if an.qualname(func) == "torch.equal" and len(node.args) == 2:
+            call, a, b = "torch.equal(...)", node.args[0], node.args[1]
         elif isinstance(func, cst.Attribute) and func.attr.value == "equal" and len(node.args) == 1 \
                 and not isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)) \
                 and an.qualname(func.value) != "torch":
-            call = ".equal(...)"
+            call, a, b = ".equal(...)", cst.Arg(func.value), node.args[0]
         else:
             return
-        self.report(node, MESSAGE.format(call=call, why="{why}"), when=an.hot_context())
+        self.report(node, MESSAGE.format(call=call, why="{why}"), fix=self._identity_fix(node, a, b),
+                    when=an.hot_context())
+
+    def _identity_fix(self, node: cst.Call, a: cst.Arg, b: cst.Arg):
+        """`a is b` when both are parameters of the enclosing function (seed 003's MHA case).
+
+        Unsafe: equal tensors that are different objects now compare False; that is the
+        point when the caller passes the same tensor for both (self-attention), and the reason
+        a user must review it.
+        """
+        fn = next((s for s in reversed(self.an.scopes) if s.kind == "function"), None)
+        if fn is None or not isinstance(fn.node, cst.FunctionDef):
+            return None
+        params = {p.name.value for p in (*fn.node.params.posonly_params, *fn.node.params.params,
+                                           *fn.node.params.kwonly_params)}
+        if a.keyword or b.keyword or a.star or b.star:
+            return None
+        if not (isinstance(a.value, cst.Name) and isinstance(b.value, cst.Name)
+                and a.value.value in params and b.value.value in params):
+            return None
+        expr = cst.Comparison(left=a.value, comparisons=[cst.ComparisonTarget(cst.Is(), b.value)])
+        if id(node) not in self.bool_context:
+            expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        expr = expr.with_changes(lpar=[*node.lpar, *expr.lpar], rpar=[*expr.rpar, *node.rpar])
+        return Fix(UNSAFE, f"compare identity: `{a.value.value} is {b.value.value}`", {node: expr})

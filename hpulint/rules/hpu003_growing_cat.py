@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis import names_in
+from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.base import Rule
 
+CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
                                           "column_stack", "row_stack", "dstack"))
 SETUP_METHODS = frozenset({"__init__", "__post_init__", "reset", "reset_parameters", "setup"})
@@ -27,6 +30,7 @@ class GrowingCatAccumulator(Rule):
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
     triggers = ("cat", "stack")
+    fix_safety = "safe or unsafe"
 
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -61,9 +65,49 @@ class GrowingCatAccumulator(Rule):
         if loop is None:
             return
         is_while = isinstance(loop.node, cst.While)
-        self.report(node, message, when=lambda: (
+        fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
+        self.report(node, message, fix=fix, when=lambda: (
             f"in a loop that {loop.step_reason}" if loop.is_step_loop
             else "in a while loop" if is_while else None))
+
+    def _list_fix(self, node: cst.Assign, target, value: cst.Call, seq, join: str):
+        """Collect the pieces in a list in the loop and concatenate once after it.
+
+        Safe when the accumulator is read nowhere else in the loop (nothing can see the
+        difference); unsafe when it is, since it no longer holds the running total there.
+        """
+        an = self.an
+        stmt, loop = an.statement, an.loop
+        if not isinstance(target, cst.Name) or not isinstance(stmt, cst.SimpleStatementLine) \
+                or len(stmt.body) != 1 or stmt.body[0] is not node:
+            return None
+        if not seq.elements[0].value.deep_equals(target) or len(seq.elements) < 2 \
+                or any(isinstance(el, cst.StarredElement) for el in seq.elements):
+            return None  # only appending (acc first) keeps the order with a list
+        acc = target.value
+        uses = sum(1 for n in names_in(loop.node.body) if n == acc)
+        applicability = SAFE if uses == 2 else UNSAFE
+        parts = _fresh_name(self.ctx.source, f"{acc}_parts")
+        others = [el.value for el in seq.elements[1:]]
+        if len(others) == 1:
+            collect = f"{parts}.append({_code(others[0])})"
+        else:
+            collect = f"{parts}.extend(({', '.join(_code(o) for o in others)}))"
+        rest = "".join(", " + _code(a).rstrip(", ") for a in value.args[1:])
+        func = _code(value.func)
+        init = cst.parse_statement(f"{parts} = [{acc}]\n")
+        final = cst.parse_statement(f"{acc} = {func}({parts}{rest})\n")
+
+        def around(updated):
+            init_stmt = init.with_changes(leading_lines=updated.leading_lines)
+            return cst.FlattenSentinel([init_stmt, updated.with_changes(leading_lines=()), final])
+
+        new_stmt = cst.parse_statement(collect + "\n")
+        changes = {
+            stmt: lambda updated: updated.with_changes(body=new_stmt.body),
+            loop.node: around,
+        }
+        return Fix(applicability, f"collect into `{parts}` and concatenate once after the loop", changes)
 
 
 def _persistent(target: cst.BaseExpression) -> bool:
@@ -78,3 +122,10 @@ def _persistent(target: cst.BaseExpression) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node)
+
+def _fresh_name(source: str, base: str) -> str:
+    name, n = base, 1
+    while name in source:
+        n += 1
+        name = f"{base}{n}"
+    return name

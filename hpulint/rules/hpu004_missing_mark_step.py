@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
 
 NONE_MESSAGE = (
@@ -38,6 +39,7 @@ class MissingMarkStep(Rule):
     name = "missing-mark-step"
     summary = "a lazy-device training loop with no step marker (or, on Gaudi, a missing one)"
     triggers = ("backward",)
+    fix_safety = "safe"
 
 
     def visit_For(self, node: cst.For) -> None:
@@ -83,23 +85,71 @@ class MissingMarkStep(Rule):
             if target == "hpu" and markers and not callee_marks:
                 self._gaudi_order(loop, backward, steps, markers)
             return
-        self.report(loop.node, NONE_MESSAGE.format(target=target, advice=ADVICE[target]))
+        fix = None
+        pair = self._backward_then_step(loop, backward, steps)
+        if pair is not None:
+            b_node, s_node = pair
+            fix = self._marker_fix([b_node, s_node] if target == "hpu" else [s_node], target)
+        self.report(loop.node, NONE_MESSAGE.format(target=target, advice=ADVICE[target]), fix=fix)
 
-    def _gaudi_order(self, loop, backward, steps, markers) -> None:
-        """Gaudi: a marker after backward() and after optimizer.step(), reported precisely."""
+    def _backward_then_step(self, loop, backward, steps):
+        """(last backward() before the first step(), that step()), both in the loop's own body."""
         order = self.an.call_order
         own = set(map(id, loop.facts.backward)) | set(map(id, loop.facts.opt_step))
         if not all(id(n) in own for n in (*backward, *steps)):
-            return  # spread over functions: only presence is checked
+            return None  # spread over functions
         b = min(order[id(n)] for n in backward)
         s_nodes = [n for n in steps if order[id(n)] > b]
         if not s_nodes:
-            return
+            return None
         s_node = min(s_nodes, key=lambda n: order[id(n)])
+        b_node = max((n for n in backward if order[id(n)] < order[id(s_node)]), key=lambda n: order[id(n)])
+        return b_node, s_node
+
+    def _marker_fix(self, calls: list, target: str):
+        """Insert the target's step marker after the statements holding ``calls``."""
+        an = self.an
+        stmts = [an.call_statement.get(id(c)) for c in calls]
+        if not all(isinstance(s, cst.SimpleStatementLine) for s in stmts) or len({id(s) for s in stmts}) != len(stmts):
+            return None
+        marker, imports = marker_call(an, target)
+        changes = {}
+        for stmt in stmts:
+            changes[stmt] = lambda updated, text=marker: cst.FlattenSentinel(
+                [updated, cst.parse_statement(text + "\n")])
+        return Fix(SAFE, f"insert {marker}", changes, imports)
+
+    def _gaudi_order(self, loop, backward, steps, markers) -> None:
+        """Gaudi: a marker after backward() and after optimizer.step(), reported precisely."""
+        pair = self._backward_then_step(loop, backward, steps)
+        if pair is None:
+            return  # spread over functions: only presence is checked
+        b_node, s_node = pair
+        order = self.an.call_order
+        b = min(order[id(n)] for n in backward)
         s = order[id(s_node)]
         ms = [order[id(m)] for m in markers]
-        b_node = max((n for n in backward if order[id(n)] < s), key=lambda n: order[id(n)])
         if not any(order[id(b_node)] < m < s for m in ms):
-            self.report(b_node, AFTER_BACKWARD)
+            self.report(b_node, AFTER_BACKWARD, fix=self._marker_fix([b_node], "hpu"))
         if not any(m > s or m < b for m in ms):
-            self.report(s_node, AFTER_STEP)
+            self.report(s_node, AFTER_STEP, fix=self._marker_fix([s_node], "hpu"))
+
+
+MARKER_MODULES = {
+    "hpu": ("habana_frameworks.torch.core", "mark_step", "import habana_frameworks.torch.core as htcore",
+            "htcore.mark_step()"),
+    "xla": ("torch_xla.core.xla_model", "mark_step", "import torch_xla.core.xla_model as xm", "xm.mark_step()"),
+}
+
+
+def marker_call(an, target: str) -> tuple:
+    """(call text, imports to add): the step marker spelled the way the file imports it."""
+    module, func, import_line, default = MARKER_MODULES[target]
+    spelled = an.local_name_for(f"{module}.{func}")
+    if spelled is not None:
+        return f"{spelled}()", ()
+    if target == "xla":
+        sync = an.local_name_for("torch_xla.sync")
+        if sync is not None:
+            return f"{sync}()", ()
+    return default, (import_line,)
