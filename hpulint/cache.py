@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from hpulint import __version__
-from hpulint.model import FileError, Finding
+from hpulint.model import FileError, Finding, Fix
 
 CACHE_DIR = ".hpulint_cache"
 
@@ -37,13 +37,20 @@ class Cache:
                 entry = json.load(fh)
         except (OSError, ValueError):
             return None
-        findings = [Finding(**f) for f in entry["findings"]]
+        findings = []
+        for f in entry["findings"]:
+            fix = f.pop("fix", None)
+            findings.append(Finding(**f, fix=Fix(*fix) if fix else None))
         errors = [FileError(**e) for e in entry["errors"]]
         return findings, errors
 
     def put(self, key: str, findings: list, errors: list) -> None:
         entry = {
-            "findings": [{k: v for k, v in f.__dict__.items() if k not in ("node", "fix")} for f in findings],
+            "findings": [
+                {**{k: v for k, v in f.__dict__.items() if k not in ("node", "fix")},
+                 "fix": [f.fix.applicability, f.fix.description] if f.fix else None}
+                for f in findings
+            ],
             "errors": [e.__dict__ for e in errors],
         }
         folder = self.dir / key[:2]

@@ -51,6 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", type=int, default=0,
                        help="worker processes (default: the number of CPUs; 1: no workers)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write .hpulint_cache/")
+    fix = check.add_argument_group("fixes")
+    fix.add_argument("--fix", action="store_true", help="apply the safe fixes (and the unsafe ones if allowed)")
+    fix.add_argument("--unsafe-fixes", action="store_true", default=None,
+                     help="also apply fixes that may change behaviour (config: unsafe-fixes = true)")
+    fix.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false",
+                     help="never apply unsafe fixes, whatever the config says")
+    fix.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fix.add_argument("--show-fixes", action="store_true", help="list what was fixed, per file")
+    fix.add_argument("--exit-non-zero-on-fix", action="store_true",
+                     help="exit 1 when something was fixed, even if nothing remains")
 
     clean = sub.add_parser("clean", help="remove the .hpulint_cache/ folder")
     clean.add_argument("path", nargs="?", default=".", help="the project folder (default: here)")
@@ -172,6 +182,8 @@ def _check(args) -> int:
     from hpulint.runner import lint_files
 
     cfg = resolve_config(args)
+    if args.fix or args.diff:
+        return _fix(args, cfg)
     findings, errors = [], []
     if "-" in args.paths:
         from hpulint.engine import check_source
@@ -192,6 +204,9 @@ def _check(args) -> int:
     for result in lint_files(files, cfg, jobs=jobs, cache=cache):
         findings += result.findings
         errors += result.errors
+    for f in findings:
+        if f.fix is not None and not cfg.fixable_code(f.code):
+            f.fix = None
     for err in errors:
         print(err, file=sys.stderr)
     out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet)
@@ -199,6 +214,67 @@ def _check(args) -> int:
     if errors:
         return 2
     if findings and not args.exit_zero:
+        return 1
+    return 0
+
+
+def _fix(args, cfg: Config) -> int:
+    from collections import Counter
+
+    from hpulint.fix import fix_file, fix_source, unified_diff
+    from hpulint.report import render
+
+    unsafe = cfg.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
+    outcomes = []
+    out = sys.stdout
+    if "-" in args.paths:
+        name = args.stdin_filename or "-"
+        outcome = fix_source(sys.stdin.read(), name, cfg, unsafe)
+        if not args.diff:
+            sys.stdout.write(outcome.fixed if not outcome.errors else outcome.original)
+            out = sys.stderr  # stdout carries the fixed text
+        outcomes.append(outcome)
+    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    for path in files:
+        outcomes.append(fix_file(path, cfg, unsafe, write=not args.diff))
+    errors = list(missing)
+    remaining, fixed = [], Counter()
+    for o in outcomes:
+        errors += o.errors
+        remaining += o.remaining
+        for f in o.applied:
+            fixed[(o.path, f.code, f.name)] += 1
+        if args.diff and o.changed:
+            out.write(unified_diff(o))
+    for err in errors:
+        print(err, file=sys.stderr)
+    n_fixed = sum(fixed.values())
+    hidden = sum(o.hidden_unsafe() for o in outcomes) if not unsafe else 0
+    if not args.diff:
+        out.write(render("text", remaining, errors, quiet=True, fixable_hint=False))
+    if args.show_fixes and fixed:
+        out.write(f"{'Would fix' if args.diff else 'Fixed'} {n_fixed} finding{'s' if n_fixed != 1 else ''}:\n")
+        for path in sorted({p for p, _, _ in fixed}):
+            out.write(f"- {path}:\n")
+            for (p, code, name), n in sorted(fixed.items()):
+                if p == path:
+                    out.write(f"    {n} \u00d7 {code} ({name})\n")
+    if not args.quiet:
+        verb = "would be fixed" if args.diff else "fixed"
+        total = n_fixed + len(remaining)
+        if total or errors:
+            out.write(f"Found {total} finding{'s' if total != 1 else ''} ({n_fixed} {verb}, {len(remaining)} remaining).\n")
+        else:
+            out.write("All checks passed!\n")
+        if hidden:
+            out.write(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.\n")
+    if errors:
+        return 2
+    if args.diff:
+        return 1 if any(o.changed for o in outcomes) else 0
+    if remaining and not args.exit_zero:
+        return 1
+    if args.exit_non_zero_on_fix and n_fixed:
         return 1
     return 0
 

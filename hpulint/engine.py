@@ -113,7 +113,7 @@ def check_source(source: str, path: str, config: Config, keep_tree: bool = False
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         message = f"syntax error: {exc.message}"
-        result.errors.append(FileError(path, message, exc.raw_line, exc.raw_column + 1))
+        result.errors.append(FileError(path, message, exc.editor_line, exc.editor_column))
         return result
     except RecursionError:
         result.errors.append(FileError(path, "too deeply nested for the parser"))
