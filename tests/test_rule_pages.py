@@ -2,7 +2,8 @@
 
 For every rule in ``hpulint.rules.ALL_RULES``: the page exists, has its sections in the agreed
 order, its title names the rule's code and name, its Bad example is flagged by that rule, its
-Good example is not, it cites a seed document, and ``hpulint rule CODE`` prints it verbatim.
+Good example is not, its Fix section matches the rule's fix (and the fix repairs the Bad
+example), it cites a seed document, and ``hpulint rule CODE`` prints it verbatim.
 """
 from __future__ import annotations
 
@@ -101,6 +102,35 @@ def test_bad_example_is_flagged(rule):
 def test_good_example_is_clean(rule):
     findings = [f for f in lint(rule, example(rule, "Good")) if f.code == rule.code]
     assert not findings, f"{rule.code}: the Good example is flagged: {findings}"
+
+
+@RULES
+def test_fix_section_matches_the_rule(rule):
+    """The page says "No autofix" exactly when the rule has none, and names its safety."""
+    body = sections(page_text(rule))["Fix"]
+    if rule.fix_safety is None:
+        assert "No autofix" in body, f"{rule.code} has no fix: its page must say 'No autofix'"
+        return
+    assert "No autofix" not in body, f"{rule.code} has a {rule.fix_safety} fix: update its page"
+    for safety in rule.fix_safety.split(" or "):
+        assert f"**{safety}**" in body.lower(), f"{rule.code}: Fix must say **{safety}**"
+
+
+@RULES
+def test_fix_repairs_the_bad_example(rule):
+    """A rule with a fix removes its own findings from the page's Bad example."""
+    if rule.fix_safety is None:
+        pytest.skip(f"{rule.code} has no fix")
+    from hpulint.fix import fix_source
+
+    config = hpulint.Config(target=rule.default_target) if rule.default_target else hpulint.Config()
+    outcome = fix_source(example(rule, "Bad"), "example.py", config, unsafe=True)
+    assert not outcome.errors and outcome.changed
+    left = [f for f in lint(rule, outcome.fixed) if f.code == rule.code]
+    assert not left, f"{rule.code}: findings left after fixing the Bad example: {left}"
+    fix_text = " ".join(sections(page_text(rule))["Fix"].split())
+    if "Applied to the Bad example it gives the Good one" in fix_text:
+        assert outcome.fixed == example(rule, "Good"), f"{rule.code}: the fixed Bad is not the Good"
 
 
 @RULES
