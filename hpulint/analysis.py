@@ -80,6 +80,10 @@ NON_TENSOR_METHODS = frozenset(
         "state_dict", "modules", "children", "train", "eval", "zero_grad", "apply",
     }
 )
+HOST_FACTORIES = frozenset(
+    f"torch.{n}" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
+                           "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm")
+)
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
 
 _MODEL_WORDS = (
@@ -186,6 +190,7 @@ class Scope:
         self.parent = parent
         self.cls = cls  # for methods: the class they belong to
         self.tensors: set = set()
+        self.host: set = set()  # names holding host (CPU) tensors or NumPy arrays
         self.not_tensors: set = set()
         self.facts = Facts()
         self.hot_reason: Optional[str] = None  # set by Analysis.finish
@@ -253,12 +258,14 @@ class Analysis:
         self.loops: list = []  # stack of Loop
         self.all_loops: list = []
         self.statements: list = []  # stack of statement nodes (simple and compound)
-        self.if_stack: list = []  # If nodes enclosing the current node
         self.marking_loader_names: set = set()  # names bound to an MpDeviceLoader/ParallelLoader
         self.classes_by_name: dict = {}
         self.module_instances: set = set()  # names bound to an nn.Module instance
         self.call_order: dict = {}  # id(Call) -> its rank in source order
         self.call_statement: dict = {}  # id(Call) -> statement, for backward/step/marker calls
+        self.default_device_set = False  # torch.set_default_device(...) anywhere: no host factories
+        self.if_branches: list = []  # (If, in_body) for the branches enclosing the current node
+        self._branch_of: dict = {}  # id(If.body or If.orelse) -> (If, in_body)
         self.finished = False
 
     # --- public helpers for rules ------------------------------------------------------------
@@ -398,6 +405,41 @@ class Analysis:
                 and not isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn))
                 and (self.is_tensor(node.left) or self.is_tensor(node.comparisons[0].comparator))
             )
+        return False
+
+    def is_host(self, node: cst.BaseExpression) -> bool:
+        """True when ``node`` is known to live on the host: a NumPy array, a tensor made by a
+        torch factory without ``device=`` (and no ``set_default_device`` in the file), or the
+        result of ``.cpu()``/``.numpy()``. Indexing it or reading it is no device constant or sync.
+        """
+        if isinstance(node, cst.Name):
+            for s in reversed(self.scopes):
+                if s.kind == "class":
+                    continue
+                if node.value in s.host:
+                    return True
+                if node.value in s.tensors or node.value in s.not_tensors:
+                    return False
+            return False
+        if isinstance(node, cst.Subscript):
+            return self.is_host(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            sides = [x for x in (node.left, node.right) if self.is_tensor(x) or self.is_host(x)]
+            return bool(sides) and all(self.is_host(x) for x in sides)
+        if not isinstance(node, cst.Call):
+            return False
+        func = node.func
+        qn = self.qualname(func) or ""
+        if qn.startswith("numpy."):
+            return True
+        if qn in HOST_FACTORIES and not self.default_device_set:
+            return not any(a.keyword is not None and a.keyword.value == "device" for a in node.args)
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in ("cpu", "numpy"):
+                return True
+            if func.attr.value in ("to", "cuda"):
+                return False
+            return self.is_host(func.value)
         return False
 
     def _call_is_tensor(self, node: cst.Call) -> bool:
@@ -558,18 +600,30 @@ class Analysis:
         self.statements.pop()
 
     def _enter_if(self, node: cst.If) -> None:
+        self._enter_branch(node)
         self.statements.append(node)
-        self.if_stack.append(node)
+        self._branch_of[id(node.body)] = (node, True)
+        if node.orelse is not None:
+            self._branch_of[id(node.orelse)] = (node, False)
 
     def _leave_if(self, node: cst.If) -> None:
         self.statements.pop()
-        self.if_stack.pop()
+        self._leave_branch(node)
+
+    def _enter_branch(self, node: cst.CSTNode) -> None:
+        branch = self._branch_of.get(id(node))
+        if branch is not None:
+            self.if_branches.append(branch)
+
+    def _leave_branch(self, node: cst.CSTNode) -> None:
+        if id(node) in self._branch_of:
+            self.if_branches.pop()
 
     # loops
     def _enter_for(self, node: cst.For) -> None:
         self.statements.append(node)
         loop = Loop(node, self.scope, self.loop)
-        loop.if_depth = len(self.if_stack)
+        loop.if_depth = len(self.if_branches)
         loop.counters = _counters_of_for(self, node)
         loop.assigned.update(_target_names(node.target))
         it = node.iter
@@ -587,7 +641,7 @@ class Analysis:
     def _enter_while(self, node: cst.While) -> None:
         self.statements.append(node)
         loop = Loop(node, self.scope, self.loop)
-        loop.if_depth = len(self.if_stack)
+        loop.if_depth = len(self.if_branches)
         loop.counters = _counters_of_while(node)
         self.loops.append(loop)
         self.all_loops.append(loop)
@@ -637,6 +691,7 @@ class Analysis:
             else:
                 scope.tensors.discard(name)
                 scope.not_tensors.add(name)
+            (scope.host.add if self.is_host(value) else scope.host.discard)(name)
             if isinstance(value, cst.Call):
                 qn = self.qualname(value.func)
                 if qn in MARKING_LOADERS:
@@ -694,7 +749,12 @@ class Analysis:
         if qn == "torch_xla.core.xla_model.optimizer_step":
             facts.opt_step.append(node)
             self.call_statement[id(node)] = self.statement
+            if any(a.keyword is not None and a.keyword.value == "barrier" and isinstance(a.value, cst.Name)
+                   and a.value.value == "True" for a in node.args):
+                facts.markers.append(node)  # barrier=True marks the step (PyTorch/XLA docs)
             return
+        if qn == "torch.set_default_device":
+            self.default_device_set = True
         if isinstance(func, cst.Attribute):
             if name == "backward":
                 facts.backward.append(node)
@@ -948,6 +1008,9 @@ _ENTER = {
     cst.With: Analysis._enter_statement,
     cst.Try: Analysis._enter_statement,
     cst.If: Analysis._enter_if,
+    cst.IndentedBlock: Analysis._enter_branch,
+    cst.SimpleStatementSuite: Analysis._enter_branch,
+    cst.Else: Analysis._enter_branch,
     cst.For: Analysis._enter_for,
     cst.While: Analysis._enter_while,
     cst.Assign: Analysis._enter_assign,
@@ -966,6 +1029,9 @@ _LEAVE = {
     cst.With: Analysis._leave_statement,
     cst.Try: Analysis._leave_statement,
     cst.If: Analysis._leave_if,
+    cst.IndentedBlock: Analysis._leave_branch,
+    cst.SimpleStatementSuite: Analysis._leave_branch,
+    cst.Else: Analysis._leave_branch,
     cst.For: Analysis._leave_loop,
     cst.While: Analysis._leave_loop,
 }

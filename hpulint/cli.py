@@ -288,7 +288,10 @@ def rule_page(code: str) -> Optional[str]:
     try:
         return resources.files("hpulint.pages").joinpath(f"{code}.md").read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError, OSError):
-        return None
+        pass
+    # an editable install maps hpulint.pages only when it is importable: read the checkout's rules/
+    page = Path(__file__).resolve().parent.parent / "rules" / f"{code}.md"
+    return page.read_text(encoding="utf-8") if page.is_file() else None
 
 
 def _rule(args) -> int:

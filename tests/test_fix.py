@@ -125,7 +125,7 @@ CASES = {
 
 
         def sample(model, x, num_steps):
-            steps = torch.linspace(1, 0, num_steps + 1)
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
             for i in range(4, num_steps):
                 t_1 = steps[i]
                 t_2 = steps[i + 1]
@@ -136,7 +136,7 @@ CASES = {
 
 
         def sample(model, x, num_steps):
-            steps = torch.linspace(1, 0, num_steps + 1)
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
             steps = torch.roll(steps, shifts=-4, dims=0)
             for i in range(4, num_steps):
                 t_1 = steps[0]

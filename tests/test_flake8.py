@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 from fixture_format import FIXTURES
 from hpulint import Config, lint_source

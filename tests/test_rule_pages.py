@@ -7,11 +7,8 @@ example), it cites a seed document, and ``hpulint rule CODE`` prints it verbatim
 """
 from __future__ import annotations
 
-import importlib.util
 import re
 import sys
-import warnings
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -138,50 +135,24 @@ def test_page_cites_a_seed(rule):
     assert "seed 00" in page_text(rule)
 
 
-def _pages_resolve() -> bool:
-    try:
-        return resources.files("hpulint.pages").joinpath("HPU001.md").is_file()
-    except (ModuleNotFoundError, FileNotFoundError, OSError):
-        return False
-
-
-@pytest.fixture
-def pages_package(monkeypatch, tmp_path):
-    """Make sure ``hpulint.pages`` resolves to rules/, as it does in a built wheel.
-
-    setuptools' editable install maps ``hpulint.pages`` to rules/, but its finder only loads a
-    mapped package that has an ``__init__.py``, so under ``pip install -e .`` the import fails
-    and ``hpulint rule`` falls back to the one-line summary. Until that is fixed in the
-    packaging, expose rules/ as ``hpulint/pages`` for the duration of the test (and say so);
-    ``test_pages_ship_as_hpulint_pages`` reports the packaging problem itself.
-    """
-    if _pages_resolve():
-        yield
-        return
-    warnings.warn("hpulint.pages does not resolve in this install; the test points it at rules/")
-    (tmp_path / "pages").symlink_to(PAGES, target_is_directory=True)
-    monkeypatch.setattr(hpulint, "__path__", [*hpulint.__path__, str(tmp_path)])
-    importlib.invalidate_caches()
-    yield
-    sys.modules.pop("hpulint.pages", None)
-
-
 @RULES
-def test_rule_command_prints_the_page(rule, capsys, pages_package):
+def test_rule_command_prints_the_page(rule, capsys):
     assert main(["rule", rule.code]) == 0
     assert capsys.readouterr().out == page_text(rule)
 
 
-@pytest.mark.xfail(
-    not _pages_resolve(),
-    reason="editable install: setuptools maps hpulint.pages to rules/ but its finder needs "
-    "rules/__init__.py; `hpulint rule CODE` prints only the summary (a wheel install works)",
-    strict=False,
-)
-def test_pages_ship_as_hpulint_pages():
-    for rule in ALL_RULES:
-        shipped = resources.files("hpulint.pages").joinpath(f"{rule.code}.md")
-        assert shipped.read_text(encoding="utf-8") == page_text(rule)
+def test_a_built_wheel_ships_the_pages(tmp_path):
+    """The pages ship as hpulint.pages, so `hpulint rule` works from a wheel, not only here."""
+    import subprocess
+    import zipfile
+
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                           "-q", "-w", str(tmp_path), str(PAGES.parent)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = tmp_path.glob("hpulint-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        for rule in ALL_RULES:
+            assert zf.read(f"hpulint/pages/{rule.code}.md").decode("utf-8") == page_text(rule)
 
 
 def test_every_page_belongs_to_a_rule():

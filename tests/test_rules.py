@@ -26,7 +26,7 @@ CASES = {
         """
         import torch
         def sample(model, x, num_steps):
-            steps = torch.linspace(1, 0, num_steps + 1)
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
             for i in range(4, num_steps):
                 t_1 = steps[i]
                 t_2 = steps[i + 1]
@@ -39,7 +39,7 @@ CASES = {
         """
         import torch
         def sample(model, x, num_steps):
-            steps = torch.linspace(1, 0, num_steps + 1)
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
             for i in range(4, num_steps):
                 t_1 = steps[0]
                 t_2 = steps[1]
@@ -53,7 +53,7 @@ CASES = {
         """
         import torch
         def run(model, data, n):
-            buf = torch.zeros(n, 4)
+            buf = torch.zeros(n, 4, device="hpu")
             for step, batch in enumerate(data):
                 j = n - step
                 out = model(batch)
@@ -143,6 +143,17 @@ CASES = {
                 idx = torch.tensor(i)
                 t = steps[idx]
                 out = model(batch, t)
+        """,
+        [],
+    ),
+    "hpu001 a host tensor's index is data for the device (no constant)": (
+        """
+        import torch
+        def sample(model, x, n):
+            table = torch.linspace(1.0, 0.0, n + 1)
+            for i in range(n):
+                t = table[i].to("hpu")
+                x = model(x, t)
         """,
         [],
     ),
@@ -510,6 +521,43 @@ CASES = {
         """,
         [],
     ),
+    "hpu005 an else branch or a != test is not a logging guard": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for step, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+                if step % 10 == 0:
+                    pass
+                else:
+                    print(loss.item())
+                if step % 10 != 0:
+                    print(loss.item())
+                if step % 10:
+                    print(loss.item())
+                if not step % 10 and loss.item() > 0:
+                    pass
+        """,
+        ["HPU005@11", "HPU005@13", "HPU005@15", "HPU005@16"],
+    ),
+    "hpu005 numpy and host tensors are not device reads": (
+        """
+        import numpy as np
+        import torch
+        def train(model, loader, optimizer):
+            lrs = np.linspace(0.1, 0.0, 10)
+            sched = torch.linspace(0.1, 0.0, 10)
+            for i, x in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+                lr = lrs[i].item()
+                lr2 = float(sched[i])
+        """,
+        [],
+    ),
     "hpu005 item in a step function called from the loop": (
         """
         import torch
@@ -595,3 +643,42 @@ def test_finding_fields():
         "HPU005", "host-sync-every-step", "t.py", 8, 15, 8, 26)
     assert "host" in f.message and "log" in f.message
     assert f.as_dict()["fix"] is None
+
+
+def test_nested_epoch_loop_is_reported_once():
+    src = """
+    import habana_frameworks.torch.core as htcore
+    def train(model, batches, optimizer):
+        for epoch in range(3):
+            for data, target in batches:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+    """
+    assert found(src) == ["HPU004@5"]
+
+
+def test_xla_optimizer_step_with_barrier_marks_the_step():
+    src = """
+    import torch_xla.core.xla_model as xm
+    def train(model, loader, optimizer):
+        for data in loader:
+            model(data).sum().backward()
+            xm.optimizer_step(optimizer, barrier=True)
+    """
+    assert found(src) == []
+    assert found(src.replace(", barrier=True", "")) == ["HPU004@4"]
+
+
+def test_module_level_state_accumulator_in_a_step_loop():
+    src = """
+    import torch
+    import torch_xla.core.xla_model as xm
+    class State:
+        preds = None
+    state = State()
+    for x in range(3):
+        state.preds = torch.cat([state.preds, model(x)])
+        xm.mark_step()
+    """
+    assert found(src) == ["HPU003@8"]

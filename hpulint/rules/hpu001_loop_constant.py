@@ -48,8 +48,8 @@ class LoopIteratorConstant(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
-        if an.loop is None or not an.is_tensor(node.value):
-            return
+        if an.loop is None or not an.is_tensor(node.value) or an.is_host(node.value):
+            return  # a host tensor's index is a host op: the device gets data, not a constant
         for el in node.slice:
             s = el.slice
             if isinstance(s, cst.Index):
@@ -158,7 +158,8 @@ class LoopIteratorConstant(Rule):
         qn = an.qualname(func) or ""
         if qn in FACTORIES:
             where, args = "a size", [a for a in node.args if a.keyword is None or a.keyword.value == "size"]
-        elif isinstance(func, cst.Attribute) and func.attr.value in SHAPING and an.is_tensor(func.value):
+        elif isinstance(func, cst.Attribute) and func.attr.value in SHAPING and an.is_tensor(func.value) \
+                and not an.is_host(func.value):
             where, args = f"an argument of .{func.attr.value}()", list(node.args)
         elif qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in SHAPING | {"cat", "stack"}:
             where, args = f"an argument of {qn}()", list(node.args[1:])

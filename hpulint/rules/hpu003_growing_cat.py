@@ -49,19 +49,21 @@ class GrowingCatAccumulator(Rule):
             return
         if not any(el.value.deep_equals(target) for el in seq.elements):
             return
+        if all(an.is_host(el.value) for el in seq.elements):
+            return  # a host-side accumulator records nothing on the device
         text = _code(target)
         message = MESSAGE.format(target=text, join=join, why="{why}")
-        if _persistent(target):
+        fn = next((s for s in reversed(an.scopes) if s.kind == "function"), None)
+        if _persistent(target) and fn is not None:
             # lives across calls: grows on every call of the method that extends it
-            fn = next((s for s in reversed(an.scopes) if s.kind == "function"), None)
-            if fn is None or fn.name in SETUP_METHODS:
+            if fn.name in SETUP_METHODS:
                 return
             loop = an.loop
             self.report(node, message, when=lambda: (
                 f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
                                       if loop is not None and loop.is_step_loop else ", on every call")))
             return
-        loop = an.loop
+        loop = an.loop  # a local name, or module-level state: grows once per pass of a loop
         if loop is None:
             return
         is_while = isinstance(loop.node, cst.While)

@@ -62,10 +62,20 @@ class MissingMarkStep(Rule):
         target = an.target
         if target is None:
             return
+        facts = {id(lp): self._gather(lp) for lp in self.loops}
+        trains = {key for key, f in facts.items() if f[0] and f[1]}
         for loop in self.loops:
-            self._check_loop(loop, target)
+            if id(loop) not in trains:
+                continue
+            # the training loop is the innermost one that runs both: an epoch loop around it
+            # is not reported again
+            if any(id(lp) in trains for lp in an.all_loops if lp is not loop and loop in lp.chain()):
+                continue
+            self._check_loop(loop, target, *facts[id(loop)])
 
-    def _check_loop(self, loop, target: str) -> None:
+    def _gather(self, loop) -> tuple:
+        """backward() and step() calls, markers, and whether a called function or the loader
+        marks steps: the loop's own, its nested loops' and those of the functions they call."""
         an = self.an
         inner = [lp for lp in an.all_loops if loop in lp.chain()]
         backward, steps, markers, callees = [], [], [], []
@@ -74,15 +84,16 @@ class MissingMarkStep(Rule):
             steps += lp.facts.opt_step
             markers += lp.facts.markers
             callees += an.callees(lp.scope, lp.facts.calls)
-        callee_marks = False
+        other_marks = any(lp.loader_marks for lp in inner)
         for fn in an.closure(callees):
             backward += fn.facts.backward
             steps += fn.facts.opt_step
-            callee_marks = callee_marks or bool(fn.facts.markers)
-        if not backward or not steps:
-            return
-        if markers or callee_marks or any(lp.loader_marks for lp in inner):
-            if target == "hpu" and markers and not callee_marks:
+            other_marks = other_marks or bool(fn.facts.markers)
+        return backward, steps, markers, other_marks
+
+    def _check_loop(self, loop, target: str, backward, steps, markers, other_marks) -> None:
+        if markers or other_marks:
+            if target == "hpu" and markers and not other_marks:
                 self._gaudi_order(loop, backward, steps, markers)
             return
         fix = None

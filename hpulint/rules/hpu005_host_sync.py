@@ -34,6 +34,8 @@ class HostSyncEveryStep(Rule):
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             recv = func.value
+            if an.is_host(recv):
+                return
             if method == "item" and not node.args and not _is_cpu_call(recv):
                 what = "`.item()`"
             elif method == "cpu" and not node.args and not an.is_model_name(recv) and an.is_tensor(recv):
@@ -44,7 +46,8 @@ class HostSyncEveryStep(Rule):
                                                  for a in node.args):
                 what = "a progress-bar postfix with a tensor"
         elif isinstance(func, cst.Name):
-            if func.value in CONVERSIONS and len(node.args) == 1 and an.is_tensor(node.args[0].value):
+            if func.value in CONVERSIONS and len(node.args) == 1 and an.is_tensor(node.args[0].value) \
+                    and not an.is_host(node.args[0].value):
                 what = f"`{func.value}()` of a tensor"
             elif func.value == "print" and any(an.is_tensor(a.value) for a in node.args if a.keyword is None):
                 what = "printing a tensor"
@@ -87,35 +90,37 @@ def _dict_has_tensor(an, node: cst.BaseExpression) -> bool:
 
 
 def _under_log_guard(an) -> bool:
-    """Inside `if step % log_every == 0:` (or `if i == 0:`) within the innermost loop."""
+    """In the body (not the else) of `if step % log_every == 0:` or `if i == 0:` in the loop."""
     loop = an.loop
-    if loop is None:
-        ifs = an.if_stack
-    else:
-        ifs = an.if_stack[loop.if_depth:]
+    branches = an.if_branches[loop.if_depth:] if loop is not None else an.if_branches
     counters = set()
     for lp in (loop.chain() if loop is not None else ()):
         counters |= lp.counters
-    for node in ifs:
-        if _is_interval_test(node.test, counters):
-            return True
+    return any(in_body and _is_interval_test(node.test, counters) for node, in_body in branches)
+
+
+def _has_modulo(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BinaryOperation):
+            if isinstance(n.operator, cst.Modulo):
+                return True
+            stack += (n.left, n.right)
     return False
 
 
 def _is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
-    stack = [test]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo):
-            return True
-        if isinstance(n, cst.Comparison):
-            ops = [c.operator for c in n.comparisons]
-            if any(isinstance(o, cst.Equal) for o in ops) and counters & set(names_in(n)):
-                return True
-            stack.append(n.left)
-            stack.extend(c.comparator for c in n.comparisons)
-        elif isinstance(n, cst.BooleanOperation):
-            stack.extend((n.left, n.right))
-        elif isinstance(n, cst.UnaryOperation):
-            stack.append(n.expression)
+    """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, and `and` of one."""
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+            return False
+        sides = (test.left, test.comparisons[0].comparator)
+        return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _has_modulo(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        left = _is_interval_test(test.left, counters)
+        right = _is_interval_test(test.right, counters)
+        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
     return False

@@ -13,7 +13,8 @@ from hpulint.rules.base import Rule
 
 MESSAGE = (
     "loop counter `{name}` is a Python scalar operand of tensor arithmetic: Gaudi lazy mode "
-    "records it as a constant, so every pass compiles a new graph ({why}). Make it a device "
+    "records it as a constant (PyTorch/XLA too when it is 0 or 1), so every pass can compile a "
+    "new graph ({why}). Make it a device "
     "tensor once (`torch.tensor(float({name}), device=...)`) or keep a device counter"
 )
 
