@@ -1,0 +1,96 @@
+"""``hpulint verify``: the command-line half of the verifier (no torch import at module level).
+
+The lead's ``hpulint/cli.py`` wires these two functions into ``hpulint verify``; until then
+``python -m hpulint.lazy SCRIPT [-- ARGS]`` runs the same thing.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("script", metavar="SCRIPT", help="the training or inference script to replay")
+    parser.add_argument("script_args", metavar="ARGS", nargs="*",
+                        help="arguments for the script, after --")
+    parser.add_argument("--profile", choices=("hpu", "xla"), default="hpu",
+                        help="device semantics: hpu (Gaudi lazy mode, the default) or xla "
+                             "(PyTorch/XLA)")
+    parser.add_argument("--engine", choices=("sim", "ltc"), default="sim",
+                        help="sim: the simulated device (counts, causes, lines); ltc: PyTorch's "
+                             "real Lazy Tensor Core (torch._lazy), compilations only")
+    parser.add_argument("--format", dest="format", choices=("text", "json"), default="text",
+                        help="report format")
+    parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                        help="stop the script after this many seconds of wall time (default 300)")
+    parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, metavar="N",
+                        help="stop the script cleanly after N step markers")
+
+
+def _usage(message: str) -> int:
+    print(f"hpulint verify: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _lint(source: str, path: str):
+    """The static findings for the script, or (None, why) when the linter cannot run."""
+    try:
+        from hpulint import lint_source
+    except ImportError as e:
+        return None, f"hpulint.lint_source is not available ({e})"
+    try:
+        found = lint_source(source, path=path)
+    except Exception as e:  # noqa: BLE001 - a linter failure must not hide the replay
+        return None, f"{type(e).__name__}: {e}"
+    findings = [f for f in found if hasattr(f, "code") and hasattr(f, "line")]
+    return findings, None
+
+
+def run(args) -> int:
+    """Replay, lint, confirm, report. 0: the script ran; 1: it failed or timed out; 2: usage."""
+    script = args.script
+    if not os.path.isfile(script):
+        return _usage(f"{script}: no such file")
+    if args.timeout is not None and args.timeout <= 0:
+        return _usage("--timeout must be positive")
+    if args.max_steps is not None and args.max_steps < 1:
+        return _usage("--max-steps must be at least 1")
+    if importlib.util.find_spec("torch") is None:
+        return _usage("verify needs PyTorch: pip install 'hpulint[verify]'")
+    try:
+        with open(script, encoding="utf-8") as f:
+            source = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        return _usage(f"{script}: cannot read: {e}")
+
+    from . import confirm as conf
+    from . import report
+    from .replay import run as replay_run
+
+    findings, lint_error = _lint(source, script)
+    result = replay_run(script, list(args.script_args), profile=args.profile,
+                        engine=args.engine, timeout=args.timeout, max_steps=args.max_steps)
+    if lint_error:
+        result["lint_error"] = lint_error
+    confirmed = conf.confirm(findings or [], result, source)
+    unexplained = conf.unexplained(findings or [], result, source)
+    if args.format == "json":
+        print(report.format_json(result, confirmed, unexplained))
+    else:
+        sys.stdout.write(report.format_text(result, confirmed, unexplained))
+    return 0 if result.get("status") in ("ok", "stopped") else 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m hpulint.lazy",
+        description="Replay a script on a simulated lazy device (Gaudi HPU or PyTorch/XLA), "
+                    "count its graph compilations and host syncs, and confirm hpulint's findings.")
+    add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return 2 if e.code else 0
+    return run(args)

@@ -1,0 +1,231 @@
+"""Run a script on the simulated device (or ``torch._lazy``) and collect what happened.
+
+``replay()`` runs it in this process; ``run()`` runs it in a child process (its own
+``__main__``, ``sys.argv``, a wall-clock timeout) and is what ``hpulint verify`` uses. Either way
+the result is a plain dict (JSON-ready): the counts, the events, and how the script ended::
+
+    status  "ok"        ran to the end (or sys.exit(0))
+            "exit"      sys.exit(N) with N != 0
+            "error"     raised an exception (``error`` has type, message, line, traceback)
+            "stopped"   --max-steps reached
+            "timeout"   --timeout reached; counts are what ran until then
+            "crashed"   the child process died without a report (killed, out of memory)
+            "internal"  hpulint itself failed (``error`` says how)
+
+The script's own output is kept (last lines) in ``stdout`` and ``stderr``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+TAIL_LINES = 40
+_ROOT = str(Path(__file__).resolve().parents[2])  # the directory that holds the hpulint package
+
+
+def _describe(exc: BaseException, script: str) -> dict:
+    from .sim import is_user_path
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    user = [f for f in frames if is_user_path(f.filename)]
+    where = user[-1] if user else None
+    lines = ["Traceback (most recent call last):\n"]
+    lines += traceback.format_list(user)
+    lines += traceback.format_exception_only(type(exc), exc)
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "file": where.filename if where else None,
+        "line": where.lineno if where else None,
+        "traceback": "".join(lines),
+    }
+
+
+def _backend(engine, profile, max_steps):
+    if engine == "ltc":
+        from .ltc import LtcDevice
+
+        return LtcDevice(profile, max_steps)
+    from .sim import SimDevice
+
+    return SimDevice(profile, max_steps)
+
+
+def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict:
+    """Run ``script`` in this process under the simulated device; return the result dict."""
+    from .sim import StopReplay
+    from .shims import Shims
+
+    script = os.path.abspath(script)
+    result = {
+        "script": script, "args": list(args), "profile": profile, "engine": engine,
+        "status": "ok", "exit_code": None, "error": None, "stopped": None,
+    }
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [script] + list(args)
+    sys.path.insert(0, os.path.dirname(script))
+    started = time.perf_counter()
+    backend = None
+    globals_ = None
+    try:
+        backend = _backend(engine, profile, max_steps)
+        with Shims(backend):
+            with backend:
+                try:
+                    globals_ = runpy.run_path(script, run_name="__main__")
+                except StopReplay as e:
+                    result["status"] = "timeout" if e.reason.startswith("timed out") else "stopped"
+                    result["stopped"] = e.reason
+                except SystemExit as e:
+                    code = e.code
+                    if code is None or code == 0:
+                        result["exit_code"] = 0
+                    else:
+                        result["status"] = "exit"
+                        result["exit_code"] = code if isinstance(code, int) else 1
+                        if not isinstance(code, int):
+                            result["error"] = {"type": "SystemExit", "message": str(code),
+                                               "file": None, "line": None, "traceback": ""}
+                except KeyboardInterrupt as e:
+                    result["status"] = "error"
+                    result["error"] = _describe(e, script)
+                except BaseException as e:  # noqa: BLE001 - the script's failure is a result
+                    result["status"] = "error"
+                    result["error"] = _describe(e, script)
+    except StopReplay as e:  # a timeout that landed outside the script (while finishing)
+        result["status"] = "timeout" if e.reason.startswith("timed out") else "stopped"
+        result["stopped"] = e.reason
+    except BaseException as e:  # noqa: BLE001 - hpulint's own failure
+        result["status"] = "internal"
+        result["error"] = {"type": type(e).__name__, "message": str(e), "file": None,
+                           "line": None, "traceback": traceback.format_exc()}
+    finally:
+        sys.argv[:] = saved_argv
+        sys.path[:] = saved_path
+    del globals_
+    result["wall_time"] = round(time.perf_counter() - started, 3)
+    if backend is not None:
+        result.update(backend.summary())
+        result["pending_at_exit"] = backend.pending_at_exit
+    else:
+        result.update({"compiles": 0, "cached": 0, "syncs": 0, "mark_steps": 0,
+                       "max_graph_nodes": 0, "events": [], "pending_at_exit": None})
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The child process
+
+
+def _child(argv) -> int:
+    config = json.loads(argv[0])
+    from .sim import StopReplay
+
+    timeout = config.get("timeout")
+    fired = []
+
+    def on_signal(signum, frame):
+        if fired:
+            return
+        fired.append(signum)
+        raise StopReplay(f"timed out after {timeout} s (--timeout)")
+
+    if hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, on_signal)
+    result = replay(config["script"], config.get("args", ()), config["profile"],
+                    config["engine"], config.get("max_steps"))
+    with open(config["result"], "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    return 0
+
+
+def _tail(data: bytes, n=TAIL_LINES) -> str:
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    return "\n".join(lines[-n:])
+
+
+def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=None,
+        grace=10.0) -> dict:
+    """Replay ``script`` in a child process; never raises for anything the script does."""
+    script = os.path.abspath(script)
+    with tempfile.TemporaryDirectory(prefix="hpulint-verify-") as tmp:
+        result_path = os.path.join(tmp, "result.json")
+        config = {"script": script, "args": list(args), "profile": profile, "engine": engine,
+                  "max_steps": max_steps, "timeout": timeout, "result": result_path}
+        env = os.environ.copy()
+        env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        cmd = [sys.executable, "-m", "hpulint.lazy.replay", json.dumps(config)]
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env, start_new_session=True)
+        timed_out = False
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _signal(proc, getattr(signal, "SIGUSR1", signal.SIGTERM))
+            try:
+                out, err = proc.communicate(timeout=grace)
+            except subprocess.TimeoutExpired:
+                _kill(proc)
+                out, err = proc.communicate()
+        except BaseException:
+            _kill(proc)
+            proc.communicate()
+            raise
+        wall = round(time.perf_counter() - started, 3)
+        result = None
+        if os.path.exists(result_path):
+            try:
+                with open(result_path, encoding="utf-8") as f:
+                    result = json.load(f)
+            except ValueError:
+                result = None
+    if result is None:
+        result = {
+            "script": script, "args": list(args), "profile": profile, "engine": engine,
+            "status": "timeout" if timed_out else "crashed", "exit_code": proc.returncode,
+            "error": {"type": "ReplayDied",
+                      "message": (f"timed out after {timeout} s and did not stop within "
+                                  f"{grace:g} s: killed, no counts" if timed_out else
+                                  f"the replay process ended with status {proc.returncode} "
+                                  f"without a report"),
+                      "file": None, "line": None, "traceback": ""},
+            "stopped": None, "compiles": None, "cached": None, "syncs": None,
+            "mark_steps": None, "max_graph_nodes": None, "events": [], "pending_at_exit": None,
+        }
+    result["wall_time"] = wall
+    result["stdout"] = _tail(out)
+    result["stderr"] = _tail(err)
+    return result
+
+
+def _signal(proc, sig):
+    try:
+        os.kill(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))
