@@ -11,9 +11,31 @@ import os
 import sys
 
 
+def _intermixed(parser: argparse.ArgumentParser) -> None:
+    """Let options follow SCRIPT (``verify s.py --format json -- --epochs 3``).
+
+    Plain argparse binds SCRIPT and ARGS in one go and then rejects later positionals; the
+    intermixed parser does not. Subparsers are parsed through ``parse_known_args``, so the
+    override works for ``hpulint verify`` as well as for ``python -m hpulint.lazy``.
+    """
+    plain = parser.parse_known_args
+    busy = []
+
+    def parse_known_args(args=None, namespace=None):
+        if busy:  # parse_known_intermixed_args calls back into parse_known_args
+            return plain(args, namespace)
+        busy.append(True)
+        try:
+            return argparse.ArgumentParser.parse_known_intermixed_args(parser, args, namespace)
+        finally:
+            busy.pop()
+
+    parser.parse_known_args = parse_known_args
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", metavar="SCRIPT", help="the training or inference script to replay")
-    parser.add_argument("script_args", metavar="ARGS", nargs="*",
+    parser.add_argument("script_args", metavar="ARGS", nargs="*", default=[],
                         help="arguments for the script, after --")
     parser.add_argument("--profile", choices=("hpu", "xla"), default="hpu",
                         help="device semantics: hpu (Gaudi lazy mode, the default) or xla "
@@ -27,6 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop the script after this many seconds of wall time (default 300)")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, metavar="N",
                         help="stop the script cleanly after N step markers")
+    _intermixed(parser)
 
 
 def _usage(message: str) -> int:

@@ -62,6 +62,8 @@ class LtcDevice:
         self.sync_sites = {}
         self.pending_at_exit = None
         self.sites_seen = set()
+        self.uploads = 0  # CPU tensors moved to the device with .to()
+        self.uploads_at_mark = 0
         self.started = time.perf_counter()
         self._mode = _LtcFunctions(self)
         self._active = False
@@ -81,6 +83,7 @@ class LtcDevice:
             self.events.append({
                 "kind": "compile", "n": self.compiles, "recompile": site in self.sites_seen,
                 "site": what, "file": file, "line": line, "step": self.mark_steps, "nodes": None,
+                "uploads_pending": self.uploads - self.uploads_at_mark,
                 "cause": {"kind": "unknown", "changes": [],
                           "summary": "real engine: cause not analysed"},
             })
@@ -95,6 +98,7 @@ class LtcDevice:
         u, c = _counter("UncachedCompile"), _counter("CachedCompile")
         torch._lazy.mark_step()
         self._observe(u, c, what, frame)
+        self.uploads_at_mark = self.uploads
         self.mark_steps += 1
         if self.max_steps is not None and self.mark_steps >= self.max_steps:
             raise StopReplay(f"stopped after {self.mark_steps} step markers (--max-steps)")
@@ -220,6 +224,9 @@ class _LtcFunctions(TorchFunctionMode):
         elif rest and isinstance(rest[0], (str, torch.device)) and is_fake_device(rest[0]):
             rest[0] = _lazy(rest[0])
         target = kwargs.get("device", rest[0] if rest else None)
+        if not _is_lazy(t) and isinstance(target, (str, torch.device)) and \
+                torch.device(target).type == "lazy":
+            self.dev.uploads += 1
         if _is_lazy(t) and target is not None and not isinstance(target, torch.dtype) \
                 and not isinstance(target, torch.Tensor) and is_cpu_device(target):
             return self.dev.read(func, (t, *rest), kwargs, "to(cpu)")

@@ -69,11 +69,16 @@ def format_json(run, findings=None, unexplained=None) -> str:
     return json.dumps(as_json(run, findings, unexplained), indent=2)
 
 
+def _show_path(path):
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
 def _where(file, line, script):
     if not line:
         return "?"
     if file and script and os.path.realpath(file) != os.path.realpath(script):
-        return f"{os.path.relpath(file)}:{line}"
+        return f"{_show_path(file)}:{line}"
     return f"line {line}"
 
 
@@ -114,7 +119,7 @@ def _short(op):
 
 def format_text(run: dict, findings=None, unexplained=None) -> str:
     script = run.get("script")
-    shown = os.path.relpath(script) if script else "?"
+    shown = _show_path(script) if script else "?"
     engine = run.get("engine")
     device = "PyTorch Lazy Tensor Core (torch._lazy, TorchScript backend)" if engine == "ltc" \
         else "simulated device"
@@ -148,7 +153,8 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
     lines.append(f"  host syncs         {n(run.get('syncs'))}")
     lines.append(f"  step markers       {n(run.get('mark_steps'))}")
     mg = run.get("max_graph_nodes")
-    lines.append(f"  largest graph      {n(mg)}{' nodes' if mg is not None else ''}")
+    unit = "" if mg is None else (" node" if mg == 1 else " nodes")
+    lines.append(f"  largest graph      {n(mg)}{unit}")
     for line in too_frequent(run):
         lines.append(line)
 

@@ -83,9 +83,12 @@ def is_user_path(path: str) -> bool:
     return not _norm(path).startswith(_LIBRARY_DIRS)
 
 
-def user_frame(depth: int = 1):
-    """The innermost frame of user code calling into torch (or None)."""
-    f = sys._getframe(depth)
+def user_frame(depth: int = 1, start=None):
+    """The innermost frame of user code calling into torch (or None).
+
+    ``start`` is where to begin the walk outwards (default: the caller).
+    """
+    f = sys._getframe(depth) if start is None else start
     cache = _USER_CODE
     while f is not None:
         u = cache.get(f.f_code)
@@ -243,6 +246,7 @@ class SimDevice:
         self.last_at_site = {}  # cut site -> last Graph executed there
         self.suspended = 0
         self.factory = 0
+        self.entry = None  # the frame that called the torch function being handled
         self.seq = 0
         self.bw = 0  # backward pass being recorded (0: none)
         self.os = 0  # optimizer step being recorded (0: none)
@@ -403,7 +407,7 @@ class SimDevice:
         return tuple(inputs), tuple(consts)
 
     def record(self, func, info, args, kwargs):
-        frame = user_frame()
+        frame = user_frame(1, self.entry)
         file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
         inputs, consts = self._operands(info, args, kwargs, frame)
         out = func(*args, **kwargs)
@@ -770,6 +774,10 @@ def _name_in(frame, t):
 
 
 class _Dispatch(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls):
+        return False  # never compiled: skip torch._disable_dynamo's wrapper on every op
+
     def __init__(self, dev):
         super().__init__()
         self.dev = dev
@@ -871,16 +879,23 @@ class _Functions(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if kwargs is None:
             kwargs = {}
+        dev = self.dev
+        prev = dev.entry
+        # the ops this call records belong to the first user frame at or above its caller
+        dev.entry = sys._getframe(1)
         try:
-            h = _FUNCS.get(func)
-        except TypeError:  # an unhashable callable
-            h = None
-        if h is not None:
-            return h(self.dev, func, args, kwargs)
-        d = kwargs.get("device")
-        if d is not None and is_fake_device(d):
-            return _factory(self.dev, func, args, kwargs)
-        return func(*args, **kwargs)
+            try:
+                h = _FUNCS.get(func)
+            except TypeError:  # an unhashable callable
+                h = None
+            if h is not None:
+                return h(dev, func, args, kwargs)
+            d = kwargs.get("device")
+            if d is not None and is_fake_device(d):
+                return _factory(dev, func, args, kwargs)
+            return func(*args, **kwargs)
+        finally:
+            dev.entry = prev
 
 
 def _suspended(dev, func, args, kwargs):
@@ -1009,6 +1024,8 @@ def _h_equal(dev, func, args, kwargs):
 def _h_backward(dev, func, args, kwargs):
     frame = user_frame()
     prev = dev.backward_begin(frame)
+    # the backward ops belong to this line (the engine runs them under this call)
+    dev.entry = frame
     try:
         return func(*args, **kwargs)
     finally:
