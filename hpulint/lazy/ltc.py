@@ -62,6 +62,8 @@ class LtcDevice:
         self.sync_sites = {}
         self.pending_at_exit = None
         self.sites_seen = set()
+        self.critical = 0
+        self.interrupt = None
         self.uploads = 0  # CPU tensors moved to the device with .to()
         self.uploads_at_mark = 0
         self.started = time.perf_counter()
@@ -96,10 +98,17 @@ class LtcDevice:
         if frame is None:
             frame = user_frame()
         u, c = _counter("UncachedCompile"), _counter("CachedCompile")
-        torch._lazy.mark_step()
-        self._observe(u, c, what, frame)
-        self.uploads_at_mark = self.uploads
-        self.mark_steps += 1
+        self.critical += 1
+        try:
+            torch._lazy.mark_step()
+            self._observe(u, c, what, frame)
+            self.uploads_at_mark = self.uploads
+            self.mark_steps += 1
+        finally:
+            self.critical -= 1
+        if self.interrupt is not None:
+            reason, self.interrupt = self.interrupt, None
+            raise StopReplay(reason)
         if self.max_steps is not None and self.mark_steps >= self.max_steps:
             raise StopReplay(f"stopped after {self.mark_steps} step markers (--max-steps)")
 

@@ -28,6 +28,7 @@ import traceback
 from pathlib import Path
 
 TAIL_LINES = 40
+_ACTIVE = []  # the backend of the replay running in this process
 _ROOT = str(Path(__file__).resolve().parents[2])  # the directory that holds the hpulint package
 
 
@@ -77,6 +78,7 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict
     globals_ = None
     try:
         backend = _backend(engine, profile, max_steps)
+        _ACTIVE.append(backend)
         with Shims(backend):
             with backend:
                 try:
@@ -110,6 +112,8 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict
     finally:
         sys.argv[:] = saved_argv
         sys.path[:] = saved_path
+        if backend is not None:
+            _ACTIVE.remove(backend)
     del globals_
     result["wall_time"] = round(time.perf_counter() - started, 3)
     if backend is not None:
@@ -136,7 +140,11 @@ def _child(argv) -> int:
         if fired:
             return
         fired.append(signum)
-        raise StopReplay(f"timed out after {timeout} s (--timeout)")
+        reason = f"timed out after {timeout} s (--timeout)"
+        if _ACTIVE and getattr(_ACTIVE[-1], "critical", 0):
+            _ACTIVE[-1].interrupt = reason  # raised as soon as the counts are consistent
+            return
+        raise StopReplay(reason)
 
     if hasattr(signal, "SIGUSR1"):
         signal.signal(signal.SIGUSR1, on_signal)

@@ -247,6 +247,8 @@ class SimDevice:
         self.suspended = 0
         self.factory = 0
         self.entry = None  # the frame that called the torch function being handled
+        self.critical = 0  # inside a cut: an interrupt waits until the counts are consistent
+        self.interrupt = None
         self.seq = 0
         self.bw = 0  # backward pass being recorded (0: none)
         self.os = 0  # optimizer step being recorded (0: none)
@@ -529,6 +531,21 @@ class SimDevice:
         """A step marker: compile (or reuse) and run everything pending, then count the step."""
         if frame is None:
             frame = user_frame()
+        self.critical += 1
+        try:
+            self._mark_step(what, frame)
+        finally:
+            self.critical -= 1
+        self._check_stop()
+
+    def _check_stop(self):
+        if self.interrupt is not None and not self.critical:
+            reason, self.interrupt = self.interrupt, None
+            raise StopReplay(reason)
+        if self.max_steps is not None and self.mark_steps >= self.max_steps:
+            raise StopReplay(f"stopped after {self.mark_steps} step markers (--max-steps)")
+
+    def _mark_step(self, what, frame):
         site = self._site(what, frame)
         roots_h = {}
         for h in self.pending:
@@ -554,8 +571,6 @@ class SimDevice:
         self._materialize(roots_h)
         self._close_growth(f"{what} at line {site[2]}")
         self.mark_steps += 1
-        if self.max_steps is not None and self.mark_steps >= self.max_steps:
-            raise StopReplay(f"stopped after {self.mark_steps} step markers (--max-steps)")
 
     def _sync(self, what, frame):
         file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
@@ -574,6 +589,15 @@ class SimDevice:
         """A host read of device tensors: run the part of the pending graph they need."""
         if frame is None:
             frame = user_frame()
+        self.critical += 1
+        try:
+            return self._read(tensors, what, frame, materialize)
+        finally:
+            self.critical -= 1
+            if self.interrupt is not None and not self.critical:
+                self._check_stop()
+
+    def _read(self, tensors, what, frame, materialize):
         hs = []
         for t in tensors:
             e = self.handles.get(id(t))
@@ -593,6 +617,15 @@ class SimDevice:
         """A host read of a value computed from ``tensors`` (``torch.equal``): cut at that value."""
         if frame is None:
             frame = user_frame()
+        self.critical += 1
+        try:
+            self._read_node(op, tensors, what, frame)
+        finally:
+            self.critical -= 1
+            if self.interrupt is not None and not self.critical:
+                self._check_stop()
+
+    def _read_node(self, op, tensors, what, frame):
         file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
         inputs = []
         consts = []
@@ -668,10 +701,15 @@ class SimDevice:
         ev["nodes"] = self.seq - self.seq_at_mark
 
     def _close_growth(self, closed_by):
-        if self.growth is not None:
-            self.growth["nodes"] = self.seq - self.seq_at_mark
-            self.growth["closed_by"] = closed_by
+        ev = self.growth
+        if ev is not None:
+            ev["nodes"] = self.seq - self.seq_at_mark
+            ev["closed_by"] = closed_by
             self.growth = None
+            # several backward passes and one optimizer step is gradient accumulation
+            nos, nbw = len(self.unmarked_os), len(self.unmarked_bw)
+            if not (nos >= 2 or (nos == 0 and nbw >= 2 and self.os_count == 0)):
+                self.events.remove(ev)
         self.unmarked_bw = []
         self.unmarked_os = []
         self.seq_at_mark = self.seq

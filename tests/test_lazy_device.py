@@ -1,0 +1,398 @@
+"""The simulated lazy device, through the Python API a user would use in their own tests.
+
+Every count here is exact: it is what a lazy engine with the profile's semantics compiles,
+reuses and transfers for the code in the ``with`` block.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import hpulint.lazy as lazy  # noqa: E402
+
+
+def lineno() -> int:
+    """The line this is called on (so a test can name the line it expects in a cause)."""
+    return inspect.currentframe().f_back.f_lineno
+
+
+def recompiles(d):
+    return [e for e in d.events if e["kind"] == "compile" and e["recompile"]]
+
+
+def syncs(d):
+    return {(e["line"], e["what"]): e["count"] for e in d.events if e["kind"] == "sync"}
+
+
+# -- compilations and their causes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["hpu", "xla"])
+def test_loop_index_as_select_index_recompiles_every_step_and_names_the_line(profile):
+    with lazy.device(profile) as d:
+        steps = torch.linspace(1.0, 0.0, 8).to(d.device)
+        x = torch.ones(3).to(d.device)
+        for i in range(5):
+            t = steps[i]; select_line = lineno()  # noqa: E702
+            x = x * t
+            d.mark_step()
+    assert (d.compiles, d.cached, d.syncs, d.mark_steps) == (5, 0, 0, 5)
+    causes = [e["cause"] for e in recompiles(d)]
+    assert len(causes) == 4
+    assert all(c["kind"] == "constant" for c in causes)
+    first = causes[0]["changes"][0]
+    assert first["op"] == "aten.select.int" and first["line"] == select_line
+    assert [(c["changes"][0]["old"], c["changes"][0]["new"]) for c in causes] == [
+        (0, 1), (1, 2), (2, 3), (3, 4)]
+
+
+@pytest.mark.parametrize("profile", ["hpu", "xla"])
+def test_rolling_the_buffer_compiles_once(profile):
+    with lazy.device(profile) as d:
+        steps = torch.linspace(1.0, 0.0, 8).to(d.device)
+        x = torch.ones(3).to(d.device)
+        for i in range(5):
+            t = steps[0]
+            steps = torch.roll(steps, shifts=-1, dims=0)
+            x = x * t
+            d.mark_step()
+    assert (d.compiles, d.cached, d.mark_steps) == (1, 4, 5)
+    assert recompiles(d) == []
+
+
+def test_python_scalar_is_a_constant_on_hpu_and_data_on_xla():
+    def run(profile):
+        with lazy.device(profile) as d:
+            x = torch.ones(3).to(d.device)
+            for step in range(4):
+                lr = 0.1 / (step + 1)
+                x = x * lr; mul_line = lineno()  # noqa: E702
+                d.mark_step()
+        return d, mul_line
+
+    hpu, mul_line = run("hpu")
+    assert hpu.compiles == 4
+    change = recompiles(hpu)[0]["cause"]["changes"][0]
+    assert (change["op"], change["line"]) == ("aten.mul.Tensor", mul_line)
+    assert change["old"] == pytest.approx(0.1) and change["new"] == pytest.approx(0.05)
+    xla, _ = run("xla")
+    assert xla.compiles == 1 and xla.cached == 3
+
+
+def test_xla_keeps_0_1_and_minus_1_as_constants():
+    # XLA's special scalars: multiplying by 0, 1, -1 bakes the value into the graph.
+    with lazy.device("xla") as d:
+        x = torch.ones(3).to(d.device)
+        for k in (1.0, 0.0, -1.0, 2.0, 3.0, 1.0):
+            y = x * k
+            d.mark_step()
+    # 1, 0, -1 are three constants; 2 and 3 are one graph with a data input; 1 again is cached
+    assert (d.compiles, d.cached) == (4, 2)
+    assert y is not None
+
+
+def test_input_shape_change_names_the_input_the_op_and_both_shapes():
+    with lazy.device("xla") as d:
+        acc = torch.zeros(0, 2).to(d.device)
+        for step in range(4):
+            out = torch.ones(2, 2).to(d.device)
+            acc = torch.cat((acc, out)); cat_line = lineno()  # noqa: E702
+            d.mark_step()
+    assert d.compiles == 4
+    changes = [e["cause"]["changes"][0] for e in recompiles(d)]
+    assert [c["kind"] for c in changes] == ["shape"] * 3
+    assert [(c["old"], c["new"]) for c in changes] == [
+        ([0, 2], [2, 2]), ([2, 2], [4, 2]), ([4, 2], [6, 2])]
+    assert all(c["input"] == "acc" and c["op"] == "aten.cat.default" and c["line"] == cat_line
+               for c in changes)
+
+
+def test_different_op_sequence_is_named():
+    with lazy.device("hpu") as d:
+        x = torch.ones(3).to(d.device)
+        for step in range(3):
+            if step == 1:
+                x = torch.exp(x); exp_line = lineno()  # noqa: E702
+            else:
+                x = torch.tanh(x)
+            d.mark_step()
+    assert d.compiles == 2 and d.cached == 1
+    (ev,) = recompiles(d)
+    assert ev["cause"]["kind"] == "ops"
+    change = ev["cause"]["changes"][0]
+    assert change["old_op"] == "aten.tanh.default" and change["new_op"] == "aten.exp.default"
+    assert change["new_line"] == exp_line
+
+
+def test_a_graph_still_pending_at_the_end_is_not_compiled():
+    with lazy.device("hpu") as d:
+        x = torch.ones(3).to(d.device)
+        y = (x * 2 + 1).sum()
+    assert (d.compiles, d.cached, d.syncs, d.mark_steps) == (0, 0, 0, 0)
+    pending = [e for e in d.events if e["kind"] == "pending_at_exit"]
+    assert pending and pending[0]["nodes"] == 3
+    assert y is not None
+
+
+def test_an_empty_step_marker_compiles_nothing():
+    with lazy.device("xla") as d:
+        for _ in range(3):
+            d.mark_step()
+    assert (d.compiles, d.cached, d.mark_steps) == (0, 0, 3)
+
+
+# -- host reads ---------------------------------------------------------------------------------
+
+
+def test_host_read_runs_only_what_the_read_tensor_needs():
+    with lazy.device("xla") as d:
+        x = torch.ones(3).to(d.device)
+        a = x * 2
+        b = a + 1
+        c = x - 3  # not needed by the read: stays pending until the marker
+        value = b.sum().item()
+        after_read = d.max_graph_nodes
+        d.mark_step()
+    assert value == 9.0
+    assert after_read == 3  # mul, add, sum
+    # the marker's graph computes what is still live and pending: a, b (again) and c
+    assert (d.compiles, d.syncs) == (2, 1)
+    assert d.max_graph_nodes == 3
+    assert c is not None
+
+
+@pytest.mark.parametrize(
+    "read, what",
+    [
+        (lambda t: t.sum().item(), "item"),
+        (lambda t: t.tolist(), "tolist"),
+        (lambda t: t.numpy() if False else t.cpu(), "cpu()"),
+        (lambda t: t.to("cpu"), "to(cpu)"),
+        (lambda t: repr(t), "print"),
+        (lambda t: f"{t.sum():.3f}", "format"),
+        (lambda t: bool(t.sum() > 0), "bool"),
+        (lambda t: float(t.sum()), "float"),
+        (lambda t: torch.equal(t, t), "torch.equal"),
+    ],
+)
+def test_every_kind_of_host_read_is_one_sync(read, what):
+    with lazy.device("hpu") as d:
+        x = torch.ones(3).to(d.device) * 2
+        read(x)
+    assert d.syncs == 1
+    (ev,) = [e for e in d.events if e["kind"] == "sync"]
+    assert ev["what"] == what
+
+
+def test_print_is_one_sync_and_the_printed_values_are_right(capsys):
+    with lazy.device("hpu") as d:
+        x = torch.arange(3.0).to(d.device) + 1
+        print(x)
+        print(f"loss {x.sum():.1f}")
+    assert d.syncs == 2
+    assert capsys.readouterr().out.splitlines() == ["tensor([1., 2., 3.])", "loss 6.0"]
+
+
+def test_reads_of_host_tensors_are_not_syncs():
+    with lazy.device("hpu") as d:
+        cpu = torch.ones(3)
+        cpu.sum().item()
+        cpu.tolist()
+        print(cpu)
+        dev = cpu.to(d.device)
+        host = dev.cpu()
+        host.sum().item()  # already on the host: no second transfer
+    assert d.syncs == 1
+
+
+def test_data_dependent_shapes_run_on_the_host():
+    with lazy.device("xla") as d:
+        x = torch.tensor([1.0, -2.0, 3.0]).to(d.device)
+        idx = torch.nonzero(x > 0)
+        picked = x[x > 0]
+        d.mark_step()
+        values = picked.tolist()
+    assert idx.shape == (2, 1) and values == [1.0, 3.0]
+    whats = sorted(e["what"] for e in d.events if e["kind"] == "sync")
+    assert whats == ["index (runs on the host)", "nonzero (runs on the host)", "tolist"]
+
+
+# -- training loops, views, in-place updates ------------------------------------------------------
+
+
+def _train(d, steps, *, mark=True, log_item=False, momentum=0.0):
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    model.to(d.device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=momentum)
+    for step in range(steps):
+        x = torch.randn(3, 4).to(d.device)
+        y = torch.randint(0, 2, (3,)).to(d.device)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if mark:
+            d.mark_step()
+        opt.step()
+        if mark:
+            d.mark_step()
+        if log_item:
+            loss.item()
+    return model
+
+
+@pytest.mark.parametrize("profile", ["hpu", "xla"])
+def test_training_step_compiles_once_after_warm_up(profile):
+    with lazy.device(profile) as d:
+        model = _train(d, 6)
+        devices = {p.device.type for p in model.parameters()}
+    # forward+backward graph and optimizer graph, both reused from step 2 on
+    assert (d.compiles, d.cached, d.syncs, d.mark_steps) == (2, 10, 0, 12)
+    assert devices == {profile}
+
+
+def test_momentum_buffer_creation_makes_the_first_optimizer_graph_different():
+    with lazy.device("xla") as d:
+        _train(d, 5, momentum=0.9)
+    (ev,) = recompiles(d)
+    assert ev["cause"]["kind"] == "ops"  # step 1 clones the buffer, later steps update it
+    assert (d.compiles, d.cached) == (3, 7)
+
+
+def test_no_step_marker_grows_one_graph_over_every_iteration():
+    with lazy.device("hpu") as d:
+        model = _train(d, 4, mark=False)
+        w = model[0].weight.sum().item()
+    growth = [e for e in d.events if e["kind"] == "growth"]
+    assert len(growth) == 1
+    assert growth[0]["optimizer_steps"] == 4 and growth[0]["backward_passes"] == 4
+    assert (d.compiles, d.syncs, d.mark_steps) == (1, 1, 0)
+    assert math.isfinite(w)
+
+
+def test_item_every_step_without_marker_recompiles_a_growing_graph():
+    with lazy.device("xla") as d:
+        _train(d, 4, mark=False, log_item=True)
+    assert d.syncs == 4 and d.compiles == 4
+    kinds = [e["cause"]["kind"] for e in recompiles(d)]
+    assert kinds == ["grew"] * 3
+    sizes = [e["nodes"] for e in d.events if e["kind"] == "compile"]
+    assert sizes == sorted(sizes) and len(set(sizes)) == 4
+
+
+def test_in_place_writes_through_views_reach_the_base():
+    with lazy.device("hpu") as d:
+        for step in range(3):
+            buf = torch.zeros(4, device=d.device)
+            buf[1:3] = 1.0
+            buf[0] += 2.0
+            d.mark_step()
+        values = buf.tolist()
+    assert values == [2.0, 1.0, 1.0, 0.0]
+    assert (d.compiles, d.cached) == (1, 2)
+
+
+def test_gradient_accumulation_is_not_growth():
+    import torch.nn.functional as F
+
+    with lazy.device("hpu") as d:
+        model = torch.nn.Linear(4, 2).to(d.device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step in range(3):
+            for micro in range(4):
+                F.mse_loss(model(torch.randn(2, 4).to(d.device)),
+                           torch.zeros(2, 2).to(d.device)).backward()
+            opt.step()
+            opt.zero_grad()
+            d.mark_step()
+    assert [e for e in d.events if e["kind"] == "growth"] == []
+    assert d.mark_steps == 3
+
+
+# -- the shims ----------------------------------------------------------------------------------
+
+
+def test_gaudi_script_runs_unchanged_and_reads_graph_compilation():
+    with lazy.device("hpu") as d:
+        import habana_frameworks.torch.core as htcore
+        from habana_frameworks.torch.hpu.metrics import metric_global
+
+        device = torch.device("hpu")
+        x = torch.ones(2, device=device)
+        for i in range(3):
+            x = x + i  # hpu: the Python int is a constant, so every step is a new graph
+            htcore.mark_step()
+        stats = dict(metric_global("graph_compilation").stats())
+        assert torch.hpu.is_available()
+        assert x.device.type == "hpu"
+    # hpu: x + 0, x + 1, x + 2 are three graphs (the first also holds the ones() factory)
+    assert stats["TotalNumber"] == 3 == d.compiles
+
+
+def test_xla_script_runs_unchanged_with_loader_markers_and_metrics():
+    with lazy.device("xla") as d:
+        import torch_xla
+        import torch_xla.core.xla_model as xm
+        import torch_xla.debug.metrics as met
+        import torch_xla.distributed.parallel_loader as pl
+
+        device = xm.xla_device()
+        model = torch.nn.Linear(4, 2).to(device)
+        data = torch.utils.data.TensorDataset(torch.randn(6, 4))
+        loader = torch.utils.data.DataLoader(data, batch_size=2)
+        before = met.metric_data("CompileTime")
+        for (x,) in pl.MpDeviceLoader(loader, device):
+            out = model(x)
+        torch_xla.sync()
+        compile_count = met.metric_data("CompileTime")[0]
+        marks = met.counter_value("MarkStep")
+        assert out.device == torch.device("xla", 0)
+    # MpDeviceLoader marks a step before every batch, again when it runs out, and once more
+    # as it stops (torch_xla/distributed/parallel_loader.py): 3 batches -> 5 markers, + sync
+    assert before is None
+    assert marks == d.mark_steps == 6
+    assert compile_count == d.compiles == 1
+
+
+def test_optimizer_step_with_barrier_marks_a_step():
+    with lazy.device("xla") as d:
+        import torch_xla.core.xla_model as xm
+
+        model = torch.nn.Linear(2, 1).to(xm.xla_device())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.ones(1, 2).to(xm.xla_device())).sum().backward()
+        xm.optimizer_step(opt)
+        assert d.mark_steps == 0
+        xm.optimizer_step(opt, barrier=True)
+    assert d.mark_steps == 1
+
+
+def test_shims_are_gone_after_the_block():
+    import sys
+
+    with lazy.device("hpu"):
+        import habana_frameworks.torch.core  # noqa: F401
+    assert "habana_frameworks.torch.core" not in sys.modules
+    assert not hasattr(torch, "hpu")
+    with pytest.raises(ImportError):
+        import torch_xla.core.xla_model  # noqa: F401
+    # and outside the block torch is plain again: no device, no recording
+    x = torch.ones(2)
+    assert x.device.type == "cpu"
+
+
+def test_parameters_made_from_device_tensors_stay_on_the_device():
+    with lazy.device("hpu") as d:
+        w = torch.nn.Parameter(torch.randn(3, device=d.device))
+        b = torch.nn.Parameter(torch.zeros(3).to(d.device))
+        y = (w * 2 + b).sum()
+        d.mark_step()
+        assert w.device.type == "hpu" and b.device.type == "hpu"
+    assert d.compiles == 1 and d.max_graph_nodes == 4  # randn, mul, add, sum
+    assert y is not None
