@@ -42,10 +42,10 @@ def env(tmp_path_factory):
     return e
 
 
-def try_repo(repo: Path, env: dict) -> subprocess.CompletedProcess:
+def try_repo(repo: Path, env: dict, hook: str = "hpulint") -> subprocess.CompletedProcess:
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "hpulint", "--all-files", "--verbose"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--all-files", "--verbose"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=600,
     )
 
@@ -64,3 +64,30 @@ def test_hook_passes_on_clean_code_and_fails_on_a_hazard(tmp_path, env):
     assert dirty.returncode == 1, dirty.stdout + dirty.stderr
     assert "Failed" in dirty.stdout
     assert "train.py:9:15: HPU005" in dirty.stdout
+
+
+GAUDI_LOOP = """import torch
+import habana_frameworks.torch.core as htcore
+
+
+def train(model, loader, optimizer):
+    for data, target in loader:
+        loss = model(data).sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_fix_hook_applies_the_safe_fix(tmp_path, env):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    (repo / "train.py").write_text(GAUDI_LOOP)
+    proc = try_repo(repo, env, "hpulint-fix")
+    # pre-commit fails a hook that modified files, and the file now has both markers
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "files were modified by this hook" in proc.stdout
+    fixed = (repo / "train.py").read_text()
+    assert fixed.count("htcore.mark_step()") == 2
+    again = try_repo(repo, env, "hpulint-fix")
+    assert again.returncode == 0, again.stdout + again.stderr

@@ -1,0 +1,132 @@
+"""Throughput at repository scale, every tool on the same files in one run.
+
+    python benchmarks/throughput.py [--torchfix] [--whole-torch]
+
+Files: the installed torch's nn, optim and utils packages (318 files, 110k lines in 2.13).
+Prints files per second and ratios for: bare libcst parsing (one process), hpulint cold with one
+job and with all jobs, hpulint warm (the cache), flake8 with one job and all jobs (default
+plugins only; hpulint's own flake8 plugin is timed on its own row), TorchFix
+(`--torchfix`, needs `pip install torchfix`; slow), a single file from a cold process for
+hpulint and flake8, and (`--whole-torch`) hpulint cold on the whole torch package.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def torch_root() -> Path:
+    spec = importlib.util.find_spec("torch")
+    if spec is None:
+        sys.exit("torch is not installed: pip install torch==2.13.0")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+# flake8 with its own plugins only (pyflakes, pycodestyle, mccabe): hpulint's HPU plugin is
+# installed here too (and TorchFix's TOR plugin, with --torchfix) and would otherwise run
+# inside flake8 and be timed as flake8
+PLAIN_FLAKE8 = (
+    "import sys\n"
+    "import flake8.plugins.finder as finder\n"
+    "orig = finder.find_plugins\n"
+    "finder.find_plugins = lambda cfg, opts: [p for p in orig(cfg, opts) if p.package not in ('hpulint', 'TorchFix')]\n"
+    "from flake8.main.cli import main\n"
+    "sys.exit(main())\n"
+)
+
+
+def timed(cmd, cwd=None) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    took = time.perf_counter() - t0
+    if proc.returncode not in (0, 1):
+        print(f"   ! {' '.join(map(str, cmd[:4]))}... exited {proc.returncode}: {proc.stderr[-300:]}")
+    return took
+
+
+def best_of(n, fn) -> float:
+    return min(fn() for _ in range(n))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--torchfix", action="store_true", help="also time TorchFix (about 100 s)")
+    ap.add_argument("--whole-torch", action="store_true", help="also lint the whole torch package")
+    args = ap.parse_args()
+    root = torch_root()
+    jobs = os.cpu_count() or 1
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        # a private copy, so caches and relative paths are the same for every tool
+        work = Path(tmp) / "corpus"
+        for sub in ("nn", "optim", "utils"):
+            shutil.copytree(root / sub, work / sub, ignore=shutil.ignore_patterns("*.pyc", "__pycache__"))
+        files = sorted(work.rglob("*.py"))
+        lines = sum(p.read_bytes().count(b"\n") for p in files)
+        n = len(files)
+        print(f"corpus: torch {root.name} nn+optim+utils, {n} files, {lines} lines; {jobs} CPUs")
+        rows = {}
+
+        parse_code = ("import sys, libcst as cst, pathlib\n"
+                      "for p in sorted(pathlib.Path(sys.argv[1]).rglob('*.py')): cst.parse_module(p.read_bytes())\n")
+        rows["libcst parse only (1 process)"] = timed([py, "-c", parse_code, work])
+        rows["hpulint cold, 1 job"] = timed([py, "-m", "hpulint", "-q", "--no-cache", "-j", "1", "--exit-zero", work])
+        rows[f"hpulint cold, {jobs} jobs"] = timed([py, "-m", "hpulint", "-q", "--no-cache", "-j", str(jobs),
+                                                   "--exit-zero", work])
+        cache_run = [py, "-m", "hpulint", "-q", "-j", str(jobs), "--exit-zero", "."]
+        subprocess.run([py, "-m", "hpulint", "clean", "."], cwd=work, stdout=subprocess.DEVNULL)
+        timed(cache_run, cwd=work)  # fills the cache
+        rows["hpulint warm (cache)"] = best_of(3, lambda: timed(cache_run, cwd=work))
+        if shutil.which("flake8") or importlib.util.find_spec("flake8"):
+            flake8 = [py, "-c", PLAIN_FLAKE8, "--isolated", "--exit-zero"]
+            rows["flake8, 1 job"] = timed([*flake8, "-j", "1", work])
+            rows[f"flake8, {jobs} jobs"] = timed([*flake8, "-j", str(jobs), work])
+            rows[f"flake8 --select HPU (hpulint's plugin), {jobs} jobs"] = timed(
+                [py, "-m", "flake8", "--isolated", "--exit-zero", "--select", "HPU", "-j", str(jobs), work])
+        if args.torchfix:
+            if importlib.util.find_spec("torchfix") is None:
+                print("   ! torchfix is not installed (pip install torchfix)")
+            else:
+                rows["TorchFix"] = timed([py, "-m", "torchfix", str(work)])
+
+        width = max(map(len, rows))
+        for name, secs in rows.items():
+            print(f"  {name:<{width}}  {secs:7.2f} s  {n / secs:8.1f} files/s")
+        base = rows["libcst parse only (1 process)"]
+        cold1 = rows["hpulint cold, 1 job"]
+        print("ratios (targets in brackets):")
+        print(f"  hpulint cold 1 job / bare parse      {cold1 / base:6.2f}x  [<= 1.5]")
+        if "flake8, 1 job" in rows:
+            print(f"  hpulint cold 1 job / flake8 1 job    {cold1 / rows['flake8, 1 job']:6.2f}x  [<= 1.0]")
+            print(f"  hpulint cold all / flake8 all        "
+                  f"{rows[f'hpulint cold, {jobs} jobs'] / rows[f'flake8, {jobs} jobs']:6.2f}x  [<= 1.0]")
+        print(f"  cold 1 job / warm                    {cold1 / rows['hpulint warm (cache)']:6.1f}x  [>= 20]")
+        print(f"  cold all jobs / warm                 "
+              f"{rows[f'hpulint cold, {jobs} jobs'] / rows['hpulint warm (cache)']:6.1f}x")
+        if "TorchFix" in rows:
+            print(f"  TorchFix / hpulint cold 1 job        {rows['TorchFix'] / cold1:6.1f}x  [>= 5]")
+
+        one = work / "nn" / "modules" / "linear.py"
+        h = best_of(5, lambda: timed([py, "-m", "hpulint", "--no-cache", "--exit-zero", one]))
+        print(f"one file from a cold process: hpulint {h:.3f} s", end="")
+        if "flake8, 1 job" in rows:
+            f = best_of(5, lambda: timed([py, "-c", PLAIN_FLAKE8, "--isolated", "--exit-zero", one]))
+            print(f", flake8 {f:.3f} s  (ratio {h / f:.2f}x, target <= 1.0)")
+        else:
+            print()
+
+    if args.whole_torch:
+        every = sum(1 for _ in root.rglob("*.py"))
+        t = timed([py, "-m", "hpulint", "-q", "--no-cache", "-j", str(jobs), "--exit-zero", root])
+        print(f"whole torch package, cold, {jobs} jobs: {every} files in {t:.1f} s ({every / t:.0f} files/s)")
+
+
+if __name__ == "__main__":
+    main()
