@@ -218,7 +218,22 @@ def test_data_dependent_shapes_run_on_the_host():
         values = picked.tolist()
     assert idx.shape == (2, 1) and values == [1.0, 3.0]
     whats = sorted(e["what"] for e in d.events if e["kind"] == "sync")
-    assert whats == ["index (runs on the host)", "nonzero (runs on the host)", "tolist"]
+    assert whats == ["mask index (nonzero runs on the host)", "nonzero (runs on the host)",
+                     "tolist"]
+    # x > 0 compiled once (the second time it is cached); the indexing stays in the step graph
+    assert (d.compiles, d.cached) == (2, 1)
+
+
+def test_a_mask_with_a_different_number_of_true_values_recompiles():
+    with lazy.device("xla") as d:
+        for data in ([1.0, -2.0, 3.0], [4.0, 5.0, -6.0], [-1.0, 2.0, -3.0]):
+            x = torch.tensor(data).to(d.device)
+            y = x[x > 0] * 2
+            d.mark_step()
+    # masks with 2, 2 and 1 True values: the last step's indices have another shape
+    steps = [e["step"] for e in d.events if e["kind"] == "compile" and e["site"] == "mark_step"]
+    assert steps == [0, 2]
+    assert y is not None
 
 
 # -- training loops, views, in-place updates ------------------------------------------------------

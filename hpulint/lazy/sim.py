@@ -613,29 +613,6 @@ class SimDevice:
         self._sync(what, frame)
         return True
 
-    def read_node(self, op, tensors, what, frame=None):
-        """A host read of a value computed from ``tensors`` (``torch.equal``): cut at that value."""
-        if frame is None:
-            frame = user_frame()
-        self.critical += 1
-        try:
-            self._read_node(op, tensors, what, frame)
-        finally:
-            self.critical -= 1
-            if self.interrupt is not None and not self.critical:
-                self._check_stop()
-
-    def _read_node(self, op, tensors, what, frame):
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
-        inputs = []
-        consts = []
-        for t in tensors:
-            self._input(t, frame, inputs, consts)
-        self.seq += 1
-        node = Node(op, tuple(inputs), tuple(consts), file, line, self.bw, self.os, self.seq)
-        self._execute([Out(node, 0)], self._site(what, frame), what)
-        self._sync(what, frame)
-
     def finish(self):
         """The script ended: a graph still pending is not compiled (like a real engine)."""
         self._close_growth("end of script")
@@ -856,8 +833,10 @@ class _Dispatch(TorchDispatchMode):
             return dev.alias(func, args, kwargs)
         if kind == READ:
             return self._read(func, info, args, kwargs)
-        if kind == DYNAMIC or (info.name == "aten.index.Tensor" and _has_mask(args)):
+        if kind == DYNAMIC:
             return self._dynamic(func, info, args, kwargs)
+        if info.name == "aten.index.Tensor" and _has_mask(args):
+            return self._masked_index(func, info, args, kwargs)
         if info.name == "aten.copy_.default" and not dev.is_device(args[0]):
             # device -> host copy into a CPU tensor
             dev.read([args[1]], "copy_ to host", user_frame())
@@ -868,7 +847,7 @@ class _Dispatch(TorchDispatchMode):
         dev = self.dev
         frame = user_frame()
         if info.name == "aten.equal.default":
-            dev.read_node("aten.equal", [args[0], args[1]], "torch.equal", frame)
+            dev.read([args[0], args[1]], "torch.equal", frame)
         else:
             dev.read([args[0]], "item" if "scalar" in info.name else "bool", frame)
         return func(*args, **kwargs)
@@ -882,6 +861,45 @@ class _Dispatch(TorchDispatchMode):
         for t in _flat((out,), {}):
             dev.upload(t, frame)
         return out
+
+
+    def _masked_index(self, func, info, args, kwargs):
+        """``x[mask]``: the mask goes to the host (nonzero), the indexing stays in the graph.
+
+        The indices nonzero produces become device data whose length is the number of True
+        values, so the graph changes whenever that number does.
+        """
+        dev = self.dev
+        frame = user_frame()
+        src, indices = args[0], args[1]
+        masks = [x for x in indices if isinstance(x, torch.Tensor) and x.dtype in _MASK]
+        dev.read([m for m in masks if dev.is_device(m)], "mask index (nonzero runs on the host)",
+                 frame)
+        out = func(*args, **kwargs)
+        if not dev.is_device(src):
+            return out
+        inputs, consts, marks = [], [], []
+        dev._input(src, frame, inputs, consts)
+        for x in indices:
+            if x is None:
+                marks.append(None)
+            elif x.dtype in _MASK:
+                inputs.append(Data((int(x.sum()), x.dim()), torch.int64))
+                marks.append("mask")
+            else:
+                dev._input(x, frame, inputs, consts)
+                marks.append(1)
+        consts.append(tuple(marks))
+        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+        dev.seq += 1
+        node = Node(info.name, tuple(inputs), tuple(consts), file, line, dev.bw, dev.os, dev.seq)
+        h = Handle(Out(node, 0))
+        dev.bind(out, h)
+        dev.pending[h] = None
+        return out
+
+
+_MASK = (torch.bool, torch.uint8)
 
 
 def _short(name):
@@ -1054,7 +1072,7 @@ def _reader(what):
 def _h_equal(dev, func, args, kwargs):
     a, b = args[0], args[1]
     if dev.is_device(a) or dev.is_device(b):
-        dev.read_node("aten.equal", [a, b], "torch.equal", user_frame())
+        dev.read([a, b], "torch.equal", user_frame())
         return _suspended(dev, func, args, kwargs)
     return func(*args, **kwargs)
 
