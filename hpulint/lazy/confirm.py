@@ -150,10 +150,10 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
             item["recompiles"] = n
             if n >= 2:
                 item["status"] = "confirmed"
-                what = "an input shape" if ch and ch[0]["kind"] == "shape" else "a constant"
-                label = f"{ch[0].get('input')} " if ch and ch[0]["kind"] == "shape" else ""
-                item["evidence"] = (f"{n} recompilations: {what} of the op at this line grew "
-                                    f"every step ({label}{_values(ch)})")
+                what = (f"input {ch[0].get('input')}" if ch[0]["kind"] == "shape"
+                        else "a constant")
+                item["evidence"] = (f"{n} recompilations: {what} of the op at this line changed "
+                                    f"every step ({_values(ch)})")
             else:
                 item["status"] = "not reproduced"
                 item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by a shape at "

@@ -119,6 +119,10 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict
     if backend is not None:
         result.update(backend.summary())
         result["pending_at_exit"] = backend.pending_at_exit
+        broken = result.get("internal_error")
+        if broken and result["status"] in ("ok", "stopped", "exit"):
+            result["status"] = "internal"
+            result["error"] = broken
     else:
         result.update({"compiles": 0, "cached": 0, "syncs": 0, "mark_steps": 0,
                        "max_graph_nodes": 0, "events": [], "pending_at_exit": None})

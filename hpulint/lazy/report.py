@@ -137,7 +137,10 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         where = f" at line {err['line']}" if err.get("line") else ""
         detail = f"{where}: {err.get('type', 'error')}: {err.get('message', '')}"
     lines.append(f"{how}{detail}" + (f" ({wall:.2f} s)" if isinstance(wall, (int, float)) else ""))
-    if status in ("error", "internal") and (run.get("error") or {}).get("traceback"):
+    if status == "internal":
+        lines.append("  this is a bug in hpulint, not in the script: the counts stop where it "
+                     "happened (--format json has the details)")
+    elif status == "error" and (run.get("error") or {}).get("traceback"):
         lines.append("")
         lines += ["  " + x for x in run["error"]["traceback"].rstrip().splitlines()]
     if status in ("crashed", "timeout") and run.get("stderr"):
@@ -192,8 +195,11 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         lines.append("")
         lines.append(f"host syncs ({run.get('syncs')}):")
         for e in syncs:
-            lines.append(f"  {e['count']:>3} x {e['what']} at {_where(e.get('file'), e.get('line'), script)}"
-                         f" (in {len(e.get('steps', []))} of {run.get('mark_steps')} steps)")
+            steps = run.get("mark_steps")
+            within = (f"in {len(e.get('steps', []))} of {steps} steps" if steps
+                      else "no step markers")
+            lines.append(f"  {e['count']:>3} x {e['what']} at "
+                         f"{_where(e.get('file'), e.get('line'), script)} ({within})")
 
     growth = [e for e in run.get("events", []) if e.get("kind") == "growth"]
     for e in growth:
@@ -201,8 +207,8 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         lines.append("")
         lines.append(f"graph growth: {e.get('optimizer_steps', 0)} optimizer steps and "
                      f"{e.get('backward_passes', 0)} backward passes ({where}) went into one graph "
-                     f"of {e.get('nodes')} recorded ops with no step marker (until the "
-                     f"{e.get('closed_by', 'end')})")
+                     f"of {e.get('nodes')} recorded ops with no step marker (until "
+                     f"{e.get('closed_by', 'the end of the script')})")
     pend = run.get("pending_at_exit")
     if pend:
         lines.append("")

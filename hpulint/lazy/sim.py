@@ -19,6 +19,7 @@ import os
 import sys
 import sysconfig
 import time
+import traceback
 import weakref
 
 import torch
@@ -249,6 +250,7 @@ class SimDevice:
         self.entry = None  # the frame that called the torch function being handled
         self.critical = 0  # inside a cut: an interrupt waits until the counts are consistent
         self.interrupt = None
+        self.broken = None  # hpulint's own failure: recording stops, the script goes on
         self.seq = 0
         self.bw = 0  # backward pass being recorded (0: none)
         self.os = 0  # optimizer step being recorded (0: none)
@@ -305,6 +307,8 @@ class SimDevice:
 
     def upload(self, t, frame=None, name=None):
         """``t`` (a CPU tensor) now lives on the device as data."""
+        if self.broken is not None:
+            return None
         file, line = self._where(frame)
         h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
         self.bind(t, h)
@@ -408,11 +412,30 @@ class SimDevice:
                 consts.append(_canon(v))
         return tuple(inputs), tuple(consts)
 
+    def fail(self, exc, what):
+        """hpulint itself failed: keep the first error, stop recording, let the script run on."""
+        if self.broken is None:
+            file, line = user_site()
+            self.broken = {"type": type(exc).__name__, "message": f"{what}: {exc}",
+                           "file": file, "line": line,
+                           "traceback": "".join(traceback.format_exception(exc))}
+
     def record(self, func, info, args, kwargs):
-        frame = user_frame(1, self.entry)
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
-        inputs, consts = self._operands(info, args, kwargs, frame)
+        try:
+            frame = user_frame(1, self.entry)
+            file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+            inputs, consts = self._operands(info, args, kwargs, frame)
+        except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
+            self.fail(e, f"recording {info.name}")
+            return func(*args, **kwargs)
         out = func(*args, **kwargs)
+        try:
+            return self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
+        except Exception as e:  # noqa: BLE001
+            self.fail(e, f"recording the outputs of {info.name}")
+            return out
+
+    def _record_outputs(self, info, args, kwargs, out, inputs, consts, file, line):
         self.seq += 1
         node = Node(info.name, inputs, consts, file, line, self.bw, self.os, self.seq)
         kind = info.kind
@@ -533,7 +556,13 @@ class SimDevice:
             frame = user_frame()
         self.critical += 1
         try:
-            self._mark_step(what, frame)
+            if self.broken is None:
+                self._mark_step(what, frame)
+            else:
+                self.mark_steps += 1
+        except Exception as e:  # noqa: BLE001
+            self.fail(e, "cutting the graph at a step marker")
+            self.mark_steps += 1
         finally:
             self.critical -= 1
         self._check_stop()
@@ -591,7 +620,13 @@ class SimDevice:
             frame = user_frame()
         self.critical += 1
         try:
-            return self._read(tensors, what, frame, materialize)
+            if self.broken is None:
+                return self._read(tensors, what, frame, materialize)
+            self._sync(what, frame)
+            return True
+        except Exception as e:  # noqa: BLE001
+            self.fail(e, f"a host read ({what})")
+            return True
         finally:
             self.critical -= 1
             if self.interrupt is not None and not self.critical:
@@ -615,7 +650,15 @@ class SimDevice:
 
     def finish(self):
         """The script ended: a graph still pending is not compiled (like a real engine)."""
-        self._close_growth("end of script")
+        if self.broken is not None:
+            return
+        try:
+            self._finish()
+        except Exception as e:  # noqa: BLE001
+            self.fail(e, "looking at the graph left pending at the end")
+
+    def _finish(self):
+        self._close_growth("the end of the script")
         roots = []
         for h in self.pending:
             if not h.alive():
@@ -726,6 +769,7 @@ class SimDevice:
             "events": self.all_events(),
             "optimizer_steps": self.os_count,
             "backward_passes": self.bw_count,
+            "internal_error": self.broken,
         }
 
     # -- activation ------------------------------------------------------------------------------
@@ -801,7 +845,7 @@ class _Dispatch(TorchDispatchMode):
         if kwargs is None:
             kwargs = {}
         dev = self.dev
-        if dev.suspended:
+        if dev.suspended or dev.broken is not None:
             return func(*args, **kwargs)
         handles = dev.handles
         found = dev.factory > 0
