@@ -1,0 +1,29 @@
+"""README.md stays true: its rule table matches the rules, and CI runs its test command."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hpulint.rules import ALL_RULES
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_rule_table_matches_the_rules():
+    rows = re.findall(r"^\| \[(HPU\d{3})\]\(rules/(HPU\d{3})\.md\) \| ([\w-]+) \| (.+?) \| (.+?) \|$", README, re.M)
+    assert [r[0] for r in rows] == [r.code for r in ALL_RULES]
+    for (code, page, name, finds, fix), rule in zip(rows, ALL_RULES):
+        assert page == code and (ROOT / "rules" / f"{code}.md").is_file()
+        assert name == rule.name
+        assert finds.replace("`", "") == rule.summary
+        assert fix == (rule.fix_safety or "none")
+
+
+def test_ci_runs_the_readme_test_command():
+    commands = re.findall(r"```sh\n(.+?)\n```", README)
+    test_cmd = next(c for c in commands if "pytest" in c).split("&&")[-1].strip()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.strip().startswith("#")]
+    assert ci[-1] == test_cmd
+    assert "torch==2.13.0" in (ROOT / ".ci" / "run").read_text()
