@@ -411,3 +411,18 @@ def test_parameters_made_from_device_tensors_stay_on_the_device():
         assert w.device.type == "hpu" and b.device.type == "hpu"
     assert d.compiles == 1 and d.max_graph_nodes == 4  # randn, mul, add, sum
     assert y is not None
+
+
+def test_autocast_on_the_device_casts_like_the_cpu():
+    with lazy.device("hpu") as d:
+        model = torch.nn.Linear(4, 4).to(d.device)
+        with torch.autocast(device_type="hpu", dtype=torch.bfloat16):
+            y = model(torch.randn(2, 4).to(d.device))
+        d.mark_step()
+    assert y.dtype == torch.bfloat16
+    assert d.max_graph_nodes == 5  # input, weight and bias cast to bfloat16, t, addmm
+
+
+def test_the_api_refuses_the_ltc_engine_with_a_pointer_to_the_cli():
+    with pytest.raises(ValueError, match="--engine ltc"):
+        lazy.device("xla", engine="ltc")

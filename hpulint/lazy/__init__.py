@@ -15,8 +15,8 @@ __all__ = ["device", "LazyDevice"]
 def device(profile="hpu", *, engine="sim", max_steps=None):
     """Run the code in a ``with`` block on the simulated lazy device and count what it does.
 
-    ``profile`` is ``"hpu"`` (Gaudi lazy mode) or ``"xla"`` (PyTorch/XLA); ``engine="ltc"``
-    runs on PyTorch's real Lazy Tensor Core instead of the simulation.
+    ``profile`` is ``"hpu"`` (Gaudi lazy mode) or ``"xla"`` (PyTorch/XLA). (PyTorch's real Lazy
+    Tensor Core is available from the command line: ``hpulint verify --engine ltc``.)
     """
     from .api import device as _device
 

@@ -69,6 +69,9 @@ class LtcDevice:
         self.started = time.perf_counter()
         self._mode = _LtcFunctions(self)
         self._active = False
+        self._hooks = []
+        self.optimizer_steps = 0
+        self.backward_passes = 0
 
     # -- the backend interface the shims use --------------------------------------------------
 
@@ -163,6 +166,8 @@ class LtcDevice:
             "max_graph_nodes": self.max_graph_nodes,
             "events": self.all_events(),
             "fallback_ops": self.fallback_ops(),
+            "optimizer_steps": self.optimizer_steps,
+            "backward_passes": self.backward_passes,
         }
 
     @staticmethod
@@ -175,6 +180,12 @@ class LtcDevice:
                 if n.startswith("aten::") and n != "aten::_local_scalar_dense"}
 
     def __enter__(self):
+        import torch.optim.optimizer as optim
+
+        def counted(*args):
+            self.optimizer_steps += 1
+
+        self._hooks.append(optim.register_optimizer_step_post_hook(counted))
         self._mode.__enter__()
         self._active = True
         return self
@@ -183,6 +194,9 @@ class LtcDevice:
         if self._active:
             self._active = False
             self._mode.__exit__(None, None, None)
+            for h in self._hooks:
+                h.remove()
+            self._hooks.clear()
         return False
 
 
@@ -212,6 +226,8 @@ class _LtcFunctions(TorchFunctionMode):
             return func(*args, **kwargs)
         if func is torch.Tensor.to:
             return self._to(func, args, kwargs)
+        if func is torch.Tensor.backward or func is torch.autograd.backward:
+            self.dev.backward_passes += 1
         d = kwargs.get("device")
         if d is not None and is_fake_device(d):
             kwargs = dict(kwargs)

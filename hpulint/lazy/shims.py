@@ -269,6 +269,16 @@ class Shims:
         self._had_torch_hpu = hasattr(torch, "hpu")
         self._torch_hpu = getattr(torch, "hpu", None)
         torch.hpu = mods["habana_frameworks.torch.hpu"]
+        # torch.autocast("hpu") / ("xla"): the replay computes on the CPU, so cast like the CPU
+        self._autocast_init = torch.amp.autocast_mode.autocast.__init__
+        plain = self._autocast_init
+
+        def __init__(self_, device_type, *args, **kwargs):
+            if device_type in ("hpu", "xla"):
+                device_type = "cpu"
+            plain(self_, device_type, *args, **kwargs)
+
+        torch.amp.autocast_mode.autocast.__init__ = __init__
         return self
 
     def __exit__(self, *exc):
@@ -279,6 +289,7 @@ class Shims:
                 sys.modules[name] = old
         # submodules the script imported from our packages (none exist, but be tidy)
         self._saved.clear()
+        torch.amp.autocast_mode.autocast.__init__ = self._autocast_init
         if self._had_torch_hpu:
             torch.hpu = self._torch_hpu
         else:
