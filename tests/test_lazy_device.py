@@ -297,6 +297,9 @@ def test_item_every_step_without_marker_recompiles_a_growing_graph():
     assert d.syncs == 4 and d.compiles == 4
     kinds = [e["cause"]["kind"] for e in recompiles(d)]
     assert kinds == ["grew"] * 3
+    # each read re-runs every update no marker has cut: work carried over from earlier steps
+    assert all(e["cause"]["changes"][0]["carried"] for e in recompiles(d))
+    assert all("with no step marker" in e["cause"]["summary"] for e in recompiles(d))
     sizes = [e["nodes"] for e in d.events if e["kind"] == "compile"]
     assert sizes == sorted(sizes) and len(set(sizes)) == 4
 
@@ -426,3 +429,22 @@ def test_autocast_on_the_device_casts_like_the_cpu():
 def test_the_api_refuses_the_ltc_engine_with_a_pointer_to_the_cli():
     with pytest.raises(ValueError, match="--engine ltc"):
         lazy.device("xla", engine="ltc")
+
+
+def test_a_graph_that_grows_once_for_another_reason_is_not_blamed_on_markers():
+    # the second layer is not in the optimizer, so zero_grad() never clears its gradients:
+    # from step 2 on, backward accumulates into them (add_) instead of creating them
+    with lazy.device("hpu") as d:
+        first, second = torch.nn.Linear(4, 4).to(d.device), torch.nn.Linear(4, 1).to(d.device)
+        opt = torch.optim.SGD(first.parameters(), lr=0.1)
+        for step in range(4):
+            opt.zero_grad()
+            second(first(torch.randn(2, 4).to(d.device))).sum().backward(); bw_line = lineno()  # noqa: E702,E501
+            opt.step()
+            d.mark_step()
+    (ev,) = recompiles(d)
+    (change,) = ev["cause"]["changes"]
+    assert ev["cause"]["kind"] == "grew" and not change["carried"]
+    assert change["added"] == [{"op": "aten.add_.Tensor", "line": bw_line, "count": 2}]
+    assert "no step marker" not in ev["cause"]["summary"]
+    assert d.compiles == 2 and d.cached == 2

@@ -104,10 +104,8 @@ def _growth_in(run, script, lo, hi):
                 if lo <= line <= hi and (f is None or _same_file(f, script)):
                     return e
         if e.get("kind") == "compile" and e.get("recompile") and e["cause"].get("kind") == "grew":
-            if e.get("line") and lo <= e["line"] <= hi and _same_file(e.get("file"), script):
-                return e
             for c in e["cause"].get("changes", []):
-                if any(lo <= x <= hi for x in c.get("lines", [])):
+                if c.get("carried") and any(lo <= x <= hi for x in c.get("lines", [])):
                     return e
     return None
 
@@ -224,8 +222,8 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
         cause = e.get("cause", {})
         changes = cause.get("changes", [])
         lines = {c.get("line") for c in changes if _same_file(c.get("file"), script)}
-        if cause.get("kind") == "grew":
-            grown = {x for c in changes for x in c.get("lines", [])} | {e.get("line")}
+        if cause.get("kind") == "grew" and any(c.get("carried") for c in changes):
+            grown = {x for c in changes for x in c.get("lines", [])}
             if any(lo <= x <= hi for x in grown if x for lo, hi in loops):
                 continue
         elif lines & recompile_lines:

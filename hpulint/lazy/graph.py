@@ -15,7 +15,8 @@ the same signature are the same compiled program.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass
 
 
 class Data:
@@ -180,13 +181,14 @@ def _is_subsequence(small, big) -> bool:
     return all(any(x == y for y in it) for x in small)
 
 
-def explain(old: Graph, new: Graph) -> dict:
+def explain(old: Graph, new: Graph, carried: bool = False) -> dict:
     """The cause of compiling ``new`` when ``old`` ran at the same site before.
 
     Returns ``{"kind": ..., "changes": [...], "summary": str}`` with kind one of ``constant``
     (a constant of some op changed), ``shape`` (an input's shape or dtype changed), ``grew``
     (the graph is the old one plus more nodes), ``ops`` (a different op sequence), ``outputs``
-    (same computation, different set of live outputs).
+    (same computation, different set of live outputs). ``carried``: the new graph holds ops
+    recorded before the old one ran, i.e. work no step marker has cut.
     """
     okeys, nkeys = old.signature[0], new.signature[0]
     same_structure = len(okeys) == len(nkeys) and all(
@@ -227,12 +229,18 @@ def explain(old: Graph, new: Graph) -> dict:
     nops = [k[0] for k in nkeys]
     if len(nops) > len(oops) and _is_subsequence(oops, nops):
         grown = len(nops) - len(oops)
-        lines = sorted({n.line for n in new.nodes if n.line}, key=int)
+        extra = Counter((n.op, n.line) for n in new.nodes)
+        extra.subtract(Counter((n.op, n.line) for n in old.nodes))
+        added = sorted(((k, v) for k, v in extra.items() if v > 0), key=lambda kv: (-kv[1], kv[0][1]))
+        lines = sorted({line for (_, line), _ in added if line})
         change = {"kind": "grew", "nodes": grown, "old_nodes": len(oops), "new_nodes": len(nops),
-                  "lines": lines[:20]}
+                  "lines": lines[:20], "carried": carried,
+                  "added": [{"op": op, "line": line, "count": n} for (op, line), n in added[:10]]}
+        what = ", ".join(f"{_short(op)} x{n} at line {line}" for (op, line), n in added[:3])
+        why = " with no step marker" if carried else ""
         return {"kind": "grew", "changes": [change],
-                "summary": f"graph grew by {grown} nodes ({len(oops)} -> {len(nops)}) "
-                           f"with no step marker"}
+                "summary": f"graph grew by {grown} nodes ({len(oops)} -> {len(nops)}){why}: "
+                           f"{what}" + (" ..." if len(added) > 3 else "")}
     first = next((i for i, (a, b) in enumerate(zip(oops, nops)) if a != b), min(len(oops), len(nops)))
     onode = old.nodes[first] if first < len(old.nodes) else None
     nnode = new.nodes[first] if first < len(new.nodes) else None

@@ -245,6 +245,7 @@ class SimDevice:
         self.pending = {}  # ordered set of Handles whose value is (or may be) a pending node
         self.cache = {}  # signature -> compile ordinal
         self.last_at_site = {}  # cut site -> last Graph executed there
+        self.seq_at_site = {}  # cut site -> node counter when it last executed
         self.suspended = 0
         self.factory = 0
         self.entry = None  # the frame that called the torch function being handled
@@ -530,7 +531,9 @@ class SimDevice:
             return None
         sig = graph.signature
         prev = self.last_at_site.get(site)
+        prev_seq = self.seq_at_site.get(site, 0)
         self.last_at_site[site] = graph
+        self.seq_at_site[site] = self.seq
         n = len(graph.nodes)
         if n > self.max_graph_nodes:
             self.max_graph_nodes = n
@@ -542,7 +545,8 @@ class SimDevice:
             if prev is None:
                 cause = {"kind": "first", "changes": [], "summary": "first graph at this site"}
             else:
-                cause = explain(prev, graph)
+                carried = any(node.seq <= prev_seq for node in graph.nodes)
+                cause = explain(prev, graph, carried)
             self.events.append({
                 "kind": "compile", "n": self.compiles, "recompile": prev is not None,
                 "site": step_kind, "file": site[1], "line": site[2], "step": self.mark_steps,
