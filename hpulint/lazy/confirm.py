@@ -78,7 +78,8 @@ def _values(changes) -> str:
     op = op[5:] if op.startswith("aten.") else op
     if first is last:
         return f"{op}: {_fmt(first['old'])} -> {_fmt(first['new'])}"
-    return f"{op}: {_fmt(first['old'])} -> {_fmt(first['new'])} ... {_fmt(last['old'])} -> {_fmt(last['new'])}"
+    return (f"{op}: {_fmt(first['old'])} -> {_fmt(first['new'])} ... "
+            f"{_fmt(last['old'])} -> {_fmt(last['new'])}")
 
 
 def _fmt(v):

@@ -141,7 +141,7 @@ def is_cpu_device(d) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Per-op facts from the aten schema, computed once per overload.
 
-T, TL, S, O = 0, 1, 2, 3  # tensor, tensor list, Scalar, anything else
+T, TL, S, OTHER = 0, 1, 2, 3  # tensor, tensor list, Scalar, anything else
 OP, VIEW, ALIAS, READ, DYNAMIC = range(5)
 
 _ALIAS_OPS = {"aten.detach.default", "aten.alias.default", "aten.lift_fresh.default"}
@@ -172,7 +172,7 @@ class OpInfo:
             elif t in ("number", "Optional[number]"):
                 k = S
             else:
-                k = O
+                k = OTHER
             default = a.default_value if a.has_default_value() else _NO_DEFAULT
             args.append((a.name, k, default))
             if a.alias_info is not None and a.alias_info.is_write:
@@ -909,7 +909,6 @@ class _Dispatch(TorchDispatchMode):
         for t in _flat((out,), {}):
             dev.upload(t, frame)
         return out
-
 
     def _masked_index(self, func, info, args, kwargs):
         """``x[mask]``: the mask goes to the host (nonzero), the indexing stays in the graph.
