@@ -80,6 +80,13 @@ NON_TENSOR_METHODS = frozenset(
         "state_dict", "modules", "children", "train", "eval", "zero_grad", "apply",
     }
 )
+MASK_FUNCTIONS = frozenset(
+    f"torch.{n}" for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and",
+                           "logical_or", "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt",
+                           "le", "isin", "isclose", "signbit")
+)
+MASK_METHODS = frozenset({"bool", "eq", "ne", "gt", "ge", "lt", "le", "isnan", "isinf", "isfinite",
+                          "logical_and", "logical_or", "logical_not", "isclose"})
 HOST_FACTORIES = frozenset(
     f"torch.{n}" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
                            "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm")
@@ -191,6 +198,8 @@ class Scope:
         self.cls = cls  # for methods: the class they belong to
         self.tensors: set = set()
         self.host: set = set()  # names holding host (CPU) tensors or NumPy arrays
+        self.masks: set = set()  # names holding boolean tensors (comparisons, isnan, ...)
+        self.data_scalars: set = set()  # Python numbers read from tensor data (.item(), int(t))
         self.not_tensors: set = set()
         self.facts = Facts()
         self.hot_reason: Optional[str] = None  # set by Analysis.finish
@@ -407,6 +416,55 @@ class Analysis:
             )
         return False
 
+    def _name_in(self, attr: str, name: str) -> bool:
+        for s in reversed(self.scopes):
+            if s.kind == "class":
+                continue
+            if name in getattr(s, attr):
+                return True
+            if name in s.tensors or name in s.not_tensors:
+                return False
+        return False
+
+    def is_mask(self, node: cst.BaseExpression) -> bool:
+        """A boolean tensor: a comparison of a tensor, isnan/isinf/isfinite, logical ops, .bool()."""
+        if isinstance(node, cst.Name):
+            return self._name_in("masks", node.value)
+        if isinstance(node, cst.Comparison):
+            return self.is_tensor(node) and not self.is_host(node)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return self.is_mask(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+                node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self.is_mask(node.left) or self.is_mask(node.right)
+        if isinstance(node, cst.Call):
+            qn = self.qualname(node.func) or ""
+            if qn in MASK_FUNCTIONS:
+                return True
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in MASK_METHODS:
+                return self.is_tensor(node.func.value) and not self.is_host(node.func.value)
+        return False
+
+    def is_data_scalar(self, node: cst.BaseExpression) -> bool:
+        """A Python number read from tensor data: ``t.item()``, ``int(t)``, or arithmetic on one."""
+        if isinstance(node, cst.Name):
+            return self._name_in("data_scalars", node.value)
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "item" and not node.args:
+                return not self.is_host(func.value)
+            if isinstance(func, cst.Name) and func.value in ("int", "float") and len(node.args) == 1:
+                arg = node.args[0].value
+                return (self.is_tensor(arg) and not self.is_host(arg)) or self.is_data_scalar(arg)
+            if isinstance(func, cst.Name) and func.value in ("max", "min", "abs", "round"):
+                return any(self.is_data_scalar(a.value) for a in node.args)
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_data_scalar(node.left) or self.is_data_scalar(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_data_scalar(node.expression)
+        return False
+
     def is_host(self, node: cst.BaseExpression) -> bool:
         """True when ``node`` is known to live on the host: a NumPy array, a tensor made by a
         torch factory without ``device=`` (and no ``set_default_device`` in the file), or the
@@ -454,6 +512,10 @@ class Analysis:
                 leaf = qn.rsplit(".", 1)[1]
                 return leaf[:1].islower() and leaf not in NON_TENSOR_TORCH and not leaf.startswith("is_")
             return False
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            cls = self.current_class
+            if cls is not None and func.attr.value in cls.model_attrs:
+                return True  # self.fc(x): a submodule's output
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in ("to", "cuda", "contiguous", "clone", "detach", "float", "half",
@@ -692,6 +754,8 @@ class Analysis:
                 scope.tensors.discard(name)
                 scope.not_tensors.add(name)
             (scope.host.add if self.is_host(value) else scope.host.discard)(name)
+            (scope.masks.add if self.is_mask(value) else scope.masks.discard)(name)
+            (scope.data_scalars.add if self.is_data_scalar(value) else scope.data_scalars.discard)(name)
             if isinstance(value, cst.Call):
                 qn = self.qualname(value.func)
                 if qn in MARKING_LOADERS:

@@ -682,3 +682,222 @@ def test_module_level_state_accumulator_in_a_step_loop():
         xm.mark_step()
     """
     assert found(src) == ["HPU003@8"]
+
+
+NEW_CASES = {
+    # --- HPU006 ----------------------------------------------------------------------------
+    "hpu006 mask indexing, nonzero, where, unique, repeat_interleave in a step loop": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for x, lengths in loader:
+                out = model(x)
+                mask = out > 0
+                pos = out[mask]
+                neg = out[out < 0]
+                idx = torch.nonzero(out)
+                rows = torch.where(out > 0)
+                vals = out.unique()
+                rep = torch.repeat_interleave(out, mask.sum(1))
+                n = int(mask.sum())
+                head = out[:, :n]
+                loss = pos.sum() + neg.sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU006@7", "HPU006@8", "HPU006@9", "HPU006@10", "HPU006@11", "HPU006@12",
+         "HPU005@13", "HPU006@14"],  # int(mask.sum()) is a host sync too
+    ),
+    "hpu006 static look-alikes are clean": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for x, lengths in loader:
+                out = model(x)
+                kept = torch.where(out > 0, out, 0)
+                out[out < 0] = 0
+                rep = torch.repeat_interleave(out, 2)
+                rep2 = torch.repeat_interleave(out, lengths, output_size=64)
+                loss = kept.sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        [],
+    ),
+    "hpu006 seed 001 dynamic op in forward": (
+        """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(10, 3)
+            def forward(self, x):
+                tmp = self.fc(x)
+                return tmp[torch.where(tmp > 0)]
+        """,
+        ["HPU006@10"],  # once: the indexing by the one-argument where
+    ),
+    "hpu006 outside the hot path is clean": (
+        """
+        import torch
+        def stats(t):
+            return t[t > 0].mean(), torch.nonzero(t)
+        """,
+        [],
+    ),
+    # --- HPU007 ----------------------------------------------------------------------------
+    "hpu007 loader feeding a gaudi training loop": (
+        """
+        import torch
+        import habana_frameworks.torch.core as htcore
+        from torch.utils.data import DataLoader
+        train_kwargs = {"batch_size": 200}
+        train_loader = DataLoader(dataset, **train_kwargs)
+        eval_loader = DataLoader(dataset, batch_size=64, shuffle=False)
+        ok_loader = DataLoader(dataset, batch_size=64, drop_last=True)
+        def train(model, train_loader, optimizer):
+            for batch_idx, (data, target) in enumerate(train_loader):
+                loss = model(data.to("hpu")).sum()
+                loss.backward()
+                htcore.mark_step()
+                optimizer.step()
+                htcore.mark_step()
+        def check(model):
+            for data, _ in ok_loader:
+                model(data)
+        """,
+        ["HPU007@6"],
+    ),
+    "hpu007 not a lazy target, unknown kwargs, or a batch sampler: silent": (
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(dataset, batch_size=8)
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        [],
+    ),
+    # --- HPU008 ----------------------------------------------------------------------------
+    "hpu008 branches on tensor values": (
+        """
+        import torch
+        from torch import nn
+        class Gate(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+            def forward(self, x):
+                h = self.fc(x)
+                if h.sum() > 0:
+                    h = h * 2
+                while (h > 10).any():
+                    h = h / 2
+                assert not torch.isnan(h).any()
+                y = h if h.mean() > 0 else -h
+                if self.training and x.dim() == 3:
+                    pass
+                return y
+        """,
+        ["HPU008@10", "HPU008@12", "HPU008@14", "HPU008@15"],
+    ),
+    "hpu008 python values and shapes are clean": (
+        """
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def forward(self, x, mask=None):
+                if mask is None:
+                    mask = torch.ones_like(x)
+                if x.dim() == 3 and x.shape[0] > 1:
+                    x = x.flatten(1)
+                if torch.jit.is_scripting():
+                    pass
+                return x * mask
+        """,
+        [],
+    ),
+    "hpu008 loss check in a step loop": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for x in loader:
+                loss = model(x).sum()
+                if torch.isnan(loss):
+                    continue
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU008@6"],
+    ),
+    # --- HPU009 ----------------------------------------------------------------------------
+    "hpu009 graph APIs with non-tensor or keyword inputs, ModuleCacher without max_graphs": (
+        """
+        import torch
+        import habana_frameworks.torch.core as htcore
+        x = torch.randn(8, 4, device="hpu")
+        model = htcore.hpu.make_graphed_callables(model, (x, 4))
+        model2 = htcore.hpu.make_graphed_callables(model, (x,))
+        out = model2(x, scale=2.0)
+        out = model2(x)
+        htcore.hpu.ModuleCacher()(model=model, inplace=True)
+        htcore.hpu.ModuleCacher(max_graphs=10)(model=model, inplace=True)
+        """,
+        ["HPU009@5", "HPU009@7", "HPU009@9"],
+    ),
+    # --- HPU010 ----------------------------------------------------------------------------
+    "hpu010 sdp_kernel context manager inside torch.compile": (
+        """
+        import torch
+        import habana_frameworks.torch.hpu as ht
+        from habana_frameworks.torch.hpex.kernels import FusedSDPA
+        class Attn(torch.nn.Module):
+            def forward(self, q, k, v):
+                with ht.sdp_kernel(enable_recompute=False):
+                    return FusedSDPA.apply(q, k, v, None, 0.1, True)
+        @torch.compile
+        def attend(q, k, v):
+            with ht.sdp_kernel(enable_recompute=True):
+                return FusedSDPA.apply(q, k, v, None, 0.1, True)
+        model = torch.compile(Attn())
+        """,
+        ["HPU010@7", "HPU010@11"],
+    ),
+    "hpu010 without torch.compile the context manager is fine": (
+        """
+        import torch
+        import habana_frameworks.torch.hpu as ht
+        class Attn(torch.nn.Module):
+            def forward(self, q, k, v):
+                with ht.sdp_kernel(enable_recompute=False):
+                    return q
+        """,
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_CASES))
+def test_new_rule_case(name):
+    src, expected = NEW_CASES[name]
+    assert found(src) == expected
+
+
+def test_hpu007_fix_adds_drop_last():
+    from hpulint.fix import fix_source
+
+    src = textwrap.dedent("""\
+        import torch_xla.core.xla_model as xm
+        from torch.utils.data import DataLoader
+        loader = DataLoader(dataset, batch_size=8)
+        for x in loader:
+            model(x)
+            xm.mark_step()
+    """)
+    assert fix_source(src, "t.py", Config()).fixed == src  # unsafe: not by default
+    fixed = fix_source(src, "t.py", Config(), unsafe=True).fixed
+    assert fixed == src.replace("batch_size=8)", "batch_size=8, drop_last=True)")

@@ -6,6 +6,11 @@ from hpulint.rules.hpu002_equal_in_hot_path import EqualInHotPath
 from hpulint.rules.hpu003_growing_cat import GrowingCatAccumulator
 from hpulint.rules.hpu004_missing_mark_step import MissingMarkStep
 from hpulint.rules.hpu005_host_sync import HostSyncEveryStep
+from hpulint.rules.hpu006_dynamic_shape import DynamicShapeInHotPath
+from hpulint.rules.hpu007_short_last_batch import ShortLastBatch
+from hpulint.rules.hpu008_data_dependent_control_flow import DataDependentControlFlow
+from hpulint.rules.hpu009_hpu_graph_limits import HpuGraphLimits
+from hpulint.rules.hpu010_context_manager_breaks_compile import ContextManagerBreaksCompile
 from hpulint.rules.hpu011_scalar_constant import LoopScalarConstant
 
 ALL_RULES = (
@@ -14,6 +19,11 @@ ALL_RULES = (
     GrowingCatAccumulator,
     MissingMarkStep,
     HostSyncEveryStep,
+    DynamicShapeInHotPath,
+    ShortLastBatch,
+    DataDependentControlFlow,
+    HpuGraphLimits,
+    ContextManagerBreaksCompile,
     LoopScalarConstant,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}

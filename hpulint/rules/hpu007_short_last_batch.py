@@ -1,0 +1,124 @@
+"""HPU007 short-last-batch: a DataLoader feeding a lazy-device step loop without drop_last=True.
+
+Source: seed 001 (Gaudi docs, "HPU Graphs for Training"): "if the batch size does not divide the
+dataset evenly, one will get a batch at the end that is a different shape than the ones that
+came before it. This can be handled by using ModuleCacher or by using drop_last=True in the
+dataloader." The last, shorter batch records a graph with other shapes: one more compilation
+per epoch (and per evaluation pass).
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis import dotted, names_in
+from hpulint.model import UNSAFE, Fix
+from hpulint.rules.base import Rule
+
+LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+MESSAGE = (
+    "this DataLoader feeds a step loop on a lazy device ({target}) without `drop_last=True`: "
+    "unless the dataset size is a multiple of the batch size, the last batch is shorter, records "
+    "a graph with other shapes and costs one more compilation every epoch. Pass "
+    "`drop_last=True` (or pad the last batch)"
+)
+
+
+class ShortLastBatch(Rule):
+    code = "HPU007"
+    name = "short-last-batch"
+    summary = "a DataLoader feeding a lazy-device step loop without drop_last=True"
+    triggers = ("DataLoader",)
+    fix_safety = "unsafe"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.loaders: list = []  # (Call node, bound name or None)
+        self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        target = dotted(node.targets[0].target)
+        value = node.value
+        if isinstance(value, cst.Dict) and target:
+            self.dicts[target] = {el.key.value.strip("'\"") for el in value.elements
+                                  if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)}
+        elif isinstance(value, cst.Call) and self.an.qualname(value.func) in LOADERS and target:
+            self._candidate(value, target)
+
+    def visit_For(self, node: cst.For) -> None:
+        for call in _calls_in(node.iter):
+            if self.an.qualname(call.func) in LOADERS:
+                self._candidate(call, None)
+
+    def _candidate(self, call: cst.Call, name) -> None:
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "batch_sampler" in kw or "drop_last" in kw:
+            return
+        if isinstance(kw.get("batch_size"), cst.Name) and kw["batch_size"].value == "None":
+            return
+        for a in call.args:
+            if a.star == "**":
+                keys = self.dicts.get(dotted(a.value) or "")
+                if keys is None or "drop_last" in keys or "batch_sampler" in keys:
+                    return  # unknown keyword arguments: prefer silence
+        if any(a.star == "*" for a in call.args):
+            return
+        if sum(1 for a in call.args if a.keyword is None and not a.star) > 5:
+            return  # drop_last passed positionally
+        self.loaders.append((call, name))
+
+    def finish(self) -> None:
+        an = self.an
+        target = an.target
+        if target is None or not self.loaders:
+            return
+        fed = []
+        for loop in an.all_loops:
+            if not loop.is_step_loop or not isinstance(loop.node, cst.For):
+                continue
+            it = loop.node.iter
+            fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it))
+        for call, name in self.loaders:
+            if name is None:
+                hit = any(call in set(_calls_in(it)) for _, it in fed)
+            else:
+                hit = any(name in names for names, _ in fed)
+            if hit:
+                self.report(call, MESSAGE.format(target=target), fix=_drop_last_fix(call))
+
+
+def _calls_in(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call):
+            yield n
+            stack.append(n.func)
+            stack.extend(a.value for a in n.args)
+        elif isinstance(n, cst.Attribute):
+            stack.append(n.value)
+
+
+def _attrs_in(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Attribute):
+            yield n
+        elif isinstance(n, cst.Call):
+            stack.append(n.func)
+            stack.extend(a.value for a in n.args)
+
+
+def _drop_last_fix(call: cst.Call) -> Fix:
+    args = list(call.args)
+    new = cst.Arg(keyword=cst.Name("drop_last"), value=cst.Name("True"),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")))
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif args and isinstance(args[-1].comma, cst.Comma):
+        new = new.with_changes(comma=args[-1].comma)  # keep a trailing comma's layout
+    replacement = call.with_changes(args=[*args, new])
+    return Fix(UNSAFE, "pass drop_last=True (the last partial batch is skipped)", {call: replacement})

@@ -1,0 +1,57 @@
+"""HPU008 data-dependent-control-flow: Python ``if``/``while``/``assert`` on a tensor's value.
+
+Source: seed 001 (Gaudi docs, "HPU Graphs for Training", *Dynamic Control Flow*): a branch chosen
+by the data means one graph per path; the seed splits the model into separate graphs around the
+branch. Deciding the branch also needs the value on the host: the device must run the pending
+graph and copy the tensor back (a host sync), every step.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.rules.base import Rule
+
+MESSAGE = (
+    "`{kind}` on a tensor's value {why}: Python must read the tensor on the host (the device "
+    "finishes the pending graph first) and each path is its own graph. Keep the choice on the "
+    "device (`torch.where(cond, a, b)`), or decide once outside the step"
+)
+
+
+class DataDependentControlFlow(Rule):
+    code = "HPU008"
+    name = "data-dependent-control-flow"
+    summary = "if/while/assert on a tensor value in forward() or a step loop"
+    triggers = ("if ", "while ", "assert ")
+
+    def visit_If(self, node: cst.If) -> None:
+        self._check(node.test, "if")
+
+    def visit_While(self, node: cst.While) -> None:
+        self._check(node.test, "while")
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self._check(node.test, "assert")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._check(node.test, "... if ... else ...")
+
+    def _check(self, test: cst.BaseExpression, kind: str) -> None:
+        an = self.an
+        for part in _operands(test):
+            if an.is_tensor(part) and not an.is_host(part):
+                self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=an.hot_context())
+                return
+
+
+def _operands(test: cst.BaseExpression):
+    """The values whose truth the test takes: through `and`, `or` and `not`."""
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BooleanOperation):
+            stack += (n.left, n.right)
+        elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+            stack.append(n.expression)
+        else:
+            yield n

@@ -1,0 +1,79 @@
+"""HPU009 hpu-graph-limits: HPU Graph APIs used the way only ModuleCacher supports.
+
+Source: seed 001 (Gaudi docs, "HPU Graphs for Training", *Limitations of HPU Graph APIs*): the
+basic HPU Graph APIs (capture and replay, ``graph``, ``make_graphed_callables``) take "only
+tensors as inputs and outputs" and "inputs can only be provided as positional args";
+``ModuleCacher`` handles non-tensor and keyword arguments, and dynamic input shapes with one
+cached graph per shape, bounded by ``max_graphs``.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis import dotted
+from hpulint.rules.base import Rule
+
+GRAPH_WRAPPERS = ("make_graphed_callables", "wrap_in_hpu_graph")
+LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+            cst.Dict, cst.List, cst.Set)
+LIMIT = (
+    "{what}: HPU Graph APIs take only tensors, as positional arguments (seed 001); other inputs "
+    "are baked into the captured graph or rejected. Pass tensors positionally, or wrap the "
+    "module with htcore.hpu.ModuleCacher, which handles keyword and non-tensor arguments"
+)
+CACHER = (
+    "ModuleCacher without max_graphs: it caches one HPU graph per input shape; set max_graphs "
+    "(the seed uses max_graphs=10) so inputs whose shapes vary cannot grow the cache without bound"
+)
+
+
+class HpuGraphLimits(Rule):
+    code = "HPU009"
+    name = "hpu-graph-limits"
+    summary = "HPU Graph APIs given keyword or non-tensor inputs, or a ModuleCacher without max_graphs"
+    triggers = ("make_graphed_callables", "wrap_in_hpu_graph", "ModuleCacher")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.wrapped: set = set()  # names bound to a graph-wrapped callable
+
+    def _api(self, func: cst.BaseExpression):
+        qn = self.an.qualname(func) or ""
+        leaf = qn.rsplit(".", 1)[-1]
+        if qn.startswith(("habana_frameworks", "torch.hpu")) or ".hpu." in qn:
+            return leaf
+        return None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and self._api(node.value.func) in GRAPH_WRAPPERS:
+            for t in node.targets:
+                name = dotted(t.target)
+                if name:
+                    self.wrapped.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        api = self._api(node.func)
+        if api == "make_graphed_callables":
+            if any(a.keyword is not None and a.keyword.value == "sample_kwargs" for a in node.args):
+                self.report(node, LIMIT.format(what="make_graphed_callables with sample_kwargs"))
+                return
+            sample = node.args[1].value if len(node.args) > 1 else None
+            if isinstance(sample, cst.Tuple) and any(_non_tensor(el.value) for el in sample.elements):
+                self.report(node, LIMIT.format(what="a non-tensor sample input to make_graphed_callables"))
+            return
+        if api == "ModuleCacher":
+            if not any(a.keyword is not None and a.keyword.value == "max_graphs" for a in node.args):
+                self.report(node, CACHER)
+            return
+        name = dotted(node.func)
+        if name in self.wrapped:
+            if any(a.keyword is not None or a.star == "**" for a in node.args):
+                self.report(node, LIMIT.format(what=f"keyword arguments to the graph-wrapped `{name}`"))
+            elif any(_non_tensor(a.value) for a in node.args):
+                self.report(node, LIMIT.format(what=f"a non-tensor argument to the graph-wrapped `{name}`"))
+
+
+def _non_tensor(node: cst.BaseExpression) -> bool:
+    if isinstance(node, LITERALS):
+        return True
+    return isinstance(node, cst.Name) and node.value in ("None", "True", "False")
