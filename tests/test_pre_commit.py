@@ -91,3 +91,16 @@ def test_fix_hook_applies_the_safe_fix(tmp_path, env):
     assert fixed.count("htcore.mark_step()") == 2
     again = try_repo(repo, env, "hpulint-fix")
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_manifest_declares_the_three_hooks():
+    import yaml
+
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert sorted(hooks) == ["hpulint", "hpulint-fix", "hpulint-verify"]
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["require_serial"] is True
+        assert hook["minimum_pre_commit_version"]
+    assert hooks["hpulint"]["types_or"] == ["python", "pyi"] == hooks["hpulint-fix"]["types_or"]
+    assert "--fix" in hooks["hpulint-fix"]["entry"]
+    assert hooks["hpulint-verify"]["stages"] == ["manual"]
