@@ -209,7 +209,18 @@ def _check(args) -> int:
             f.fix = None
     for err in errors:
         print(err, file=sys.stderr)
-    out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet)
+    fix_changes = None
+    if args.format == "sarif" and any(f.fix is not None for f in findings):
+        from hpulint.fix import sarif_replacements
+
+        fix_changes = {}
+        for path in sorted({f.path for f in findings if f.fix is not None and f.path != "-"}):
+            edits = sarif_replacements(path, cfg)
+            for f in findings:
+                if f.path == path and (f.code, f.line, f.col) in edits:
+                    fix_changes[id(f)] = edits[(f.code, f.line, f.col)]
+    out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet,
+                 fix_changes=fix_changes)
     sys.stdout.write(out)
     if errors:
         return 2

@@ -164,6 +164,42 @@ def _validate(text: str, path: str) -> Optional[str]:
     return None
 
 
+def sarif_replacements(path: str, config: Config) -> dict:
+    """For each fixable finding of ``path``: the SARIF replacements its fix alone makes.
+
+    Keys are (code, line, col); each value is a list of
+    ``{"deletedRegion": {"charOffset", "charLength"}, "insertedContent": {"text"}}``.
+    """
+    try:
+        source, _ = read_source(Path(path))
+    except (OSError, _DecodeError):
+        return {}
+    result = check_source(source, path, config, keep_tree=True)
+    out = {}
+    for f in result.findings:
+        if f.fix is None or not config.fixable_code(f.code):
+            continue
+        new = _apply(result.module, [f])
+        out[(f.code, f.line, f.col)] = _replacements(source, new)
+    return out
+
+
+def _replacements(old: str, new: str) -> list:
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    starts = [0]
+    for line in a:
+        starts.append(starts[-1] + len(line))
+    reps = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        reps.append({
+            "deletedRegion": {"charOffset": starts[i1], "charLength": starts[i2] - starts[i1]},
+            "insertedContent": {"text": "".join(b[j1:j2])},
+        })
+    return reps
+
+
 def unified_diff(outcome: FixOutcome) -> str:
     return "".join(difflib.unified_diff(
         outcome.original.splitlines(keepends=True), outcome.fixed.splitlines(keepends=True),

@@ -16,7 +16,7 @@ PAGES_URL = "https://github.com/hpulint/hpulint/blob/main/rules/{code}.md"
 
 
 def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, quiet: bool = False,
-           fixable_hint: bool = True) -> str:
+           fixable_hint: bool = True, fix_changes: dict | None = None) -> str:
     if fmt == "json":
         return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
     if fmt == "json-lines":
@@ -24,7 +24,7 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
     if fmt == "github":
         return "".join(_github(f) + "\n" for f in findings)
     if fmt == "sarif":
-        return json.dumps(sarif(findings), indent=2) + "\n"
+        return json.dumps(sarif(findings, fix_changes), indent=2) + "\n"
     if fmt == "concise":
         return "".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n" for f in findings)
     return _text(findings, errors, statistics, quiet, fixable_hint)
@@ -71,7 +71,8 @@ def _github(f) -> str:
     return f"::warning {props}::{_escape_data(f.code + ' ' + f.message)}"
 
 
-def sarif(findings: list) -> dict:
+def sarif(findings: list, fix_changes: dict | None = None) -> dict:
+    """SARIF 2.1.0. ``fix_changes`` maps id(finding) to its SARIF replacements (see fix.py)."""
     from hpulint.rules import ALL_RULES
 
     rules = [
@@ -102,7 +103,15 @@ def sarif(findings: list) -> dict:
         }
         if f.fix is not None:
             result["properties"] = {"fixApplicability": f.fix.applicability}
-            result["fixes"] = [{"description": {"text": f.fix.description}}]
+            changes = (fix_changes or {}).get(id(f))
+            if changes:  # SARIF requires the edits themselves; without them, no fix object
+                result["fixes"] = [{
+                    "description": {"text": f"{f.fix.description} ({f.fix.applicability})"},
+                    "artifactChanges": [{
+                        "artifactLocation": {"uri": f.path.replace("\\", "/")},
+                        "replacements": changes,
+                    }],
+                }]
         results.append(result)
     return {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

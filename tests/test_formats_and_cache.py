@@ -106,3 +106,29 @@ def test_read_only_tree_is_linted_uncached(tmp_path, capsys, monkeypatch):
     finally:
         os.chmod(tmp_path, 0o755)
     assert code == 1
+
+
+def test_sarif_fixes_carry_the_edits(tmp_path, capsys, monkeypatch):
+    src = textwrap.dedent("""\
+        import torch
+        import habana_frameworks.torch.core as htcore
+
+
+        def train(model, loader, optimizer):
+            for data, target in loader:
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+    """)
+    (tmp_path / "g.py").write_text(src)
+    _, cap = run(["--format", "sarif", "--no-cache", "g.py"], tmp_path, capsys, monkeypatch)
+    (res,) = json.loads(cap.out)["runs"][0]["results"]
+    (fix,) = res["fixes"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "g.py"
+    text = src
+    for rep in sorted(change["replacements"], key=lambda r: -r["deletedRegion"]["charOffset"]):
+        start, length = rep["deletedRegion"]["charOffset"], rep["deletedRegion"]["charLength"]
+        text = text[:start] + rep["insertedContent"]["text"] + text[start + length:]
+    run(["--fix", "--no-cache", "g.py"], tmp_path, capsys, monkeypatch)
+    assert text == (tmp_path / "g.py").read_text()
