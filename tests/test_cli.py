@@ -11,18 +11,8 @@ from pathlib import Path
 import pytest
 
 from hpulint.cli import main
+from snippets import HAZARD
 
-HAZARD = textwrap.dedent("""\
-    import torch
-
-
-    def train(model, loader, optimizer):
-        for step, (x, y) in enumerate(loader):
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-            print(loss.item())
-""")
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 
 
@@ -189,7 +179,8 @@ def test_rule_command(capsys, monkeypatch, tmp_path):
     code, out, _ = run(["rule", "--all"], tmp_path, capsys, monkeypatch)
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == [
-        "HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU011"]
+        "HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU006", "HPU007", "HPU008", "HPU009",
+        "HPU010", "HPU011"]
     code, _, err = run(["rule", "HPU999"], tmp_path, capsys, monkeypatch)
     assert code == 2 and "no rule 'HPU999'" in err
 

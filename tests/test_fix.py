@@ -12,24 +12,13 @@ import pytest
 from hpulint import Config, lint_source
 from hpulint.cli import main
 from hpulint.fix import fix_source
+from snippets import GAUDI_LOOP
 
 
 def dedent(s: str) -> str:
     return textwrap.dedent(s).lstrip("\n")
 
 
-GAUDI_LOOP = dedent("""
-    import torch
-    import habana_frameworks.torch.core as htcore
-
-
-    def train(model, loader, optimizer):
-        for data, target in loader:
-            optimizer.zero_grad()
-            loss = model(data).sum()
-            loss.backward()
-            optimizer.step()
-""")
 
 CASES = {
     "hpu004 gaudi: after backward and after step": (GAUDI_LOOP, False, dedent("""

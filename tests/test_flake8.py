@@ -4,23 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import textwrap
 
 
 from fixture_format import FIXTURES
 from hpulint import Config, lint_source
+from snippets import HAZARD
 
-HAZARD = textwrap.dedent("""\
-    import torch
-
-
-    def train(model, loader, optimizer):
-        for step, (x, y) in enumerate(loader):
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-            print(loss.item())
-""")
 
 
 def flake8(*args, cwd=None) -> subprocess.CompletedProcess:

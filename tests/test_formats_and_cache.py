@@ -6,18 +6,8 @@ import os
 import textwrap
 
 from hpulint.cli import main
+from snippets import HAZARD
 
-HAZARD = textwrap.dedent("""\
-    import torch
-
-
-    def train(model, loader, optimizer):
-        for step, (x, y) in enumerate(loader):
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-            print(loss.item())
-""")
 
 
 def run(args, tmp_path, capsys, monkeypatch):

@@ -12,20 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from snippets import HAZARD, GAUDI_LOOP
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
-HAZARD = """import torch
-
-
-def train(model, loader, optimizer):
-    for step, (x, y) in enumerate(loader):
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
-        print(loss.item())
-"""
 
 
 @pytest.fixture(scope="module")
@@ -66,16 +57,6 @@ def test_hook_passes_on_clean_code_and_fails_on_a_hazard(tmp_path, env):
     assert "train.py:9:15: HPU005" in dirty.stdout
 
 
-GAUDI_LOOP = """import torch
-import habana_frameworks.torch.core as htcore
-
-
-def train(model, loader, optimizer):
-    for data, target in loader:
-        loss = model(data).sum()
-        loss.backward()
-        optimizer.step()
-"""
 
 
 def test_fix_hook_applies_the_safe_fix(tmp_path, env):
