@@ -352,3 +352,35 @@ def test_a_fix_that_would_not_parse_is_left_out(tmp_path, capsys, monkeypatch):
     assert code == 2 and "produced code that does not parse" in err
     assert p.read_text() == GAUDI_LOOP
     assert not [f for f in tmp_path.iterdir() if f.name.endswith(".hpulint")]  # no temp file left
+
+
+def test_overlapping_fixes_are_applied_over_more_passes():
+    src = dedent("""
+        import torch
+
+
+        def sample(model, x, num_steps):
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
+            outs = torch.zeros(0, 4, device=x.device)
+            for i in range(num_steps):
+                x = model(x, steps[i])
+                outs = torch.cat((outs, x))
+            return outs
+    """)
+    out = fix_source(src, "t.py", Config(), unsafe=True)
+    assert sorted(f.code for f in out.applied) == ["HPU001", "HPU003"]  # both loop rewrites
+    assert out.fixed == dedent("""
+        import torch
+
+
+        def sample(model, x, num_steps):
+            steps = torch.linspace(1, 0, num_steps + 1, device=x.device)
+            outs = torch.zeros(0, 4, device=x.device)
+            outs_parts = [outs]
+            for i in range(num_steps):
+                x = model(x, steps[0])
+                outs_parts.append(x)
+                steps = torch.roll(steps, shifts=-1, dims=0)
+            outs = torch.cat(outs_parts)
+            return outs
+    """)
