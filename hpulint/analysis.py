@@ -263,7 +263,6 @@ class Analysis:
         self.all_functions: list = []
         self.functions_by_name: dict = {}
         self.classes: dict = {}
-        self.class_stack: list = []
         self.loops: list = []  # stack of Loop
         self.all_loops: list = []
         self.statements: list = []  # stack of statement nodes (simple and compound)
@@ -275,7 +274,6 @@ class Analysis:
         self.default_device_set = False  # torch.set_default_device(...) anywhere: no host factories
         self.if_branches: list = []  # (If, in_body) for the branches enclosing the current node
         self._branch_of: dict = {}  # id(If.body or If.orelse) -> (If, in_body)
-        self.finished = False
 
     # --- public helpers for rules ------------------------------------------------------------
 
@@ -899,7 +897,6 @@ class Analysis:
                     if callee.hot_reason is None and callee is not fn:
                         callee.hot_reason = f"called from {fn.name}()"
                         changed = True
-        self.finished = True
 
     def callees(self, caller: Scope, calls: set) -> list:
         out = []
