@@ -901,3 +901,21 @@ def test_hpu007_fix_adds_drop_last():
     assert fix_source(src, "t.py", Config()).fixed == src  # unsafe: not by default
     fixed = fix_source(src, "t.py", Config(), unsafe=True).fixed
     assert fixed == src.replace("batch_size=8)", "batch_size=8, drop_last=True)")
+
+
+def test_hpu003_while_loop_only_in_hot_code():
+    src = """
+    import torch
+    def pack(chunks):
+        out = torch.zeros(0)
+        while chunks:
+            out = torch.cat((out, chunks.pop()))
+        return out
+    class Decoder(torch.nn.Module):
+        def forward(self, tok):
+            out = tok
+            while out.shape[0] < 8:
+                out = torch.cat((out, tok))
+            return out
+    """
+    assert found(src) == ["HPU003@12"]

@@ -68,9 +68,17 @@ class GrowingCatAccumulator(Rule):
             return
         is_while = isinstance(loop.node, cst.While)
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
-        self.report(node, message, fix=fix, when=lambda: (
-            f"in a loop that {loop.step_reason}" if loop.is_step_loop
-            else "in a while loop" if is_while else None))
+        hot = an.hot_context()
+
+        def when():
+            if loop.is_step_loop:
+                return f"in a loop that {loop.step_reason}"
+            # a while loop grows without a fixed bound; in code run every step that is a new
+            # shape every step (a `for` over a fixed range inside forward() is one graph)
+            why = hot() if is_while else None
+            return f"in a while loop {why}" if why else None
+
+        self.report(node, message, fix=fix, when=when)
 
     def _list_fix(self, node: cst.Assign, target, value: cst.Call, seq, join: str):
         """Collect the pieces in a list in the loop and concatenate once after it.
