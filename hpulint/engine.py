@@ -181,8 +181,15 @@ class _FileContext:
         out = []
         seen = set()
         for rule, node, message, fix, when, statement in self.pending:
+            if rule in self.failed:
+                continue
             if when is not None:
-                why = when()
+                try:
+                    why = when()
+                except Exception as exc:  # a rule's deferred condition failed: that rule only
+                    self.failed.add(rule)
+                    self.crashes.append((rule, node, exc))
+                    continue
                 if why is None:
                     continue
                 message = message.replace("{why}", why)

@@ -203,3 +203,20 @@ def test_the_linter_never_imports_torch(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_rule_failing_after_the_walk_keeps_the_other_rules_findings(proj, capsys, monkeypatch):
+    from hpulint.rules.hpu002_equal_in_hot_path import EqualInHotPath
+
+    def broken_report(self, node, message, **kw):
+        def when():
+            raise RuntimeError("late")
+        self.ctx.add(self, node, message, None, when)
+
+    monkeypatch.setattr(EqualInHotPath, "report", broken_report)
+    (proj / "eq.py").write_text(HAZARD + "\n\nclass M(torch.nn.Module):\n    def forward(self, a, b):\n"
+                                "        return torch.equal(a, b)\n")
+    code, out, err = run(["--no-cache", "eq.py"], proj, capsys, monkeypatch)
+    assert code == 2
+    assert re.search(r"^eq.py:15:\d+: error: rule HPU002 failed: RuntimeError: late$", err, re.M)
+    assert "eq.py:9:15: HPU005" in out
