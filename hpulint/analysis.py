@@ -111,6 +111,7 @@ def is_model_name(name: str) -> bool:
     m = _MODEL_NAME.match(name.lower())
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
+LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})
 
 
@@ -267,6 +268,7 @@ class Analysis:
         self.all_loops: list = []
         self.statements: list = []  # stack of statement nodes (simple and compound)
         self.marking_loader_names: set = set()  # names bound to an MpDeviceLoader/ParallelLoader
+        self.loader_names: set = set()  # names bound to a DataLoader
         self.classes_by_name: dict = {}
         self.module_instances: set = set()  # names bound to an nn.Module instance
         self.call_order: dict = {}  # id(Call) -> its rank in source order
@@ -692,9 +694,12 @@ class Analysis:
             loop.loader_marks = True
         elif isinstance(it, cst.Name) and it.value in self.marking_loader_names:
             loop.loader_marks = True
-        # `for row in t:` over a tensor yields tensors; anything else: unknown.
-        tensor_items = self.is_tensor(it)
+        # `for row in t:` over a tensor yields tensors, and so does a data loader (its batches:
+        # `for i, (data, target) in enumerate(train_loader)`); anything else: unknown.
+        tensor_items = self.is_tensor(it) or self._iterates_loader(it)
         for n in _target_names(node.target):
+            if n in loop.counters:
+                continue
             (self.scope.tensors.add if tensor_items else self.scope.tensors.discard)(n)
         self.loops.append(loop)
         self.all_loops.append(loop)
@@ -706,6 +711,18 @@ class Analysis:
         loop.counters = _counters_of_while(node)
         self.loops.append(loop)
         self.all_loops.append(loop)
+
+    def _iterates_loader(self, it: cst.BaseExpression) -> bool:
+        """A loop over a DataLoader: a name bound to one, or named like one (``train_loader``)."""
+        for call in [it] if not isinstance(it, cst.Call) else [it, *(a.value for a in it.args)]:
+            if isinstance(call, cst.Call):
+                qn = self.qualname(call.func) or ""
+                if qn.endswith("DataLoader") or qn in MARKING_LOADERS:
+                    return True
+            name = last_name(call) if isinstance(call, (cst.Name, cst.Attribute)) else None
+            if name is not None and (name in self.loader_names or LOADER_NAME.search(name)):
+                return True
+        return False
 
     def _leave_loop(self, node: cst.CSTNode) -> None:
         self.statements.pop()
@@ -759,6 +776,8 @@ class Analysis:
                 qn = self.qualname(value.func)
                 if qn in MARKING_LOADERS:
                     self.marking_loader_names.add(name)
+                if qn and (qn.endswith("DataLoader") or qn in MARKING_LOADERS):
+                    self.loader_names.add(name)
                 elif self._constructs_module(value):
                     self.module_instances.add(name)
             if loop is not None:

@@ -919,3 +919,19 @@ def test_hpu003_while_loop_only_in_hot_code():
             return out
     """
     assert found(src) == ["HPU003@12"]
+
+
+def test_seed_000_batch_trimming_on_raw_loader_items():
+    # the blog's own code: the slice comes before .to(device), on the DataLoader's items
+    src = """
+    import torch
+    def train(args, model, device, train_loader, optimizer):
+        for batch_idx, (data, target) in enumerate(train_loader):
+            index = max(-batch_idx - 1, -args.batch_size + 1)
+            data, target = data[:-index, :, :, :], target[:-index]
+            data, target = data.to(device), target.to(device)
+            output = model(data)
+            names = ["a", "b"]
+            label = names[batch_idx % 2]
+    """
+    assert found(src) == ["HPU001@6", "HPU001@6"]
