@@ -935,3 +935,18 @@ def test_seed_000_batch_trimming_on_raw_loader_items():
             label = names[batch_idx % 2]
     """
     assert found(src) == ["HPU001@6", "HPU001@6"]
+
+
+def test_hpu007_through_a_device_loader_wrapper():
+    src = """
+    import torch
+    import torch_xla.core.xla_model as xm
+    import torch_xla.distributed.parallel_loader as pl
+    train_loader = torch.utils.data.DataLoader(ds, batch_size=4, shuffle=True)
+    device_loader = pl.MpDeviceLoader(train_loader, xm.xla_device())
+    for data, target in device_loader:
+        loss = model(data).sum()
+        loss.backward()
+        xm.optimizer_step(optimizer)
+    """
+    assert found(src) == ["HPU007@5"]

@@ -34,6 +34,7 @@ class ShortLastBatch(Rule):
         super().__init__(ctx)
         self.loaders: list = []  # (Call node, bound name or None)
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
+        self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -45,6 +46,14 @@ class ShortLastBatch(Rule):
                                   if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)}
         elif isinstance(value, cst.Call) and self.an.qualname(value.func) in LOADERS and target:
             self._candidate(value, target)
+        elif isinstance(value, cst.Call) and target:
+            # a wrapper around a loader: pl.MpDeviceLoader(train_loader, device), iter(loader)...
+            wrapped = {dotted(a.value) for a in value.args} & self._loader_names()
+            if wrapped:
+                self.wraps.setdefault(target, set()).update(wrapped)
+
+    def _loader_names(self) -> set:
+        return {name for _, name in self.loaders if name} | set(self.wraps)
 
     def visit_For(self, node: cst.For) -> None:
         for call in _calls_in(node.iter):
@@ -79,6 +88,13 @@ class ShortLastBatch(Rule):
                 continue
             it = loop.node.iter
             fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it))
+        for names, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
+            todo = [n for n in names if n in self.wraps]
+            while todo:
+                for inner in self.wraps[todo.pop()]:
+                    if inner not in names:
+                        names.add(inner)
+                        todo += [inner] if inner in self.wraps else []
         for call, name in self.loaders:
             if name is None:
                 hit = any(call in set(_calls_in(it)) for _, it in fed)
