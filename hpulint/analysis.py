@@ -111,6 +111,8 @@ def is_model_name(name: str) -> bool:
     m = _MODEL_NAME.match(name.lower())
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
+MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "half", "bfloat16", "double",
+                          "requires_grad_", "share_memory"})
 LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})
 
@@ -808,6 +810,10 @@ class Analysis:
                             lp.counters.discard(el.value.value)
 
     def _constructs_module(self, call: cst.Call) -> bool:
+        # nn.Linear(16, 8).to(device), Net().cuda().eval(): look through the chained calls
+        while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call) \
+                and call.func.attr.value in MODULE_CHAIN:
+            call = call.func.value
         qn = self.qualname(call.func)
         if qn is None:
             return False
@@ -943,6 +949,16 @@ class Analysis:
                     calls |= lp.facts.calls
             todo.extend(self.callees(fn, calls))
         return out
+
+    def under_log_guard(self) -> bool:
+        """Inside the body (not the else) of `if step % log_every == 0:` (or `if i == 0:`, or
+        `if not step % k:`) within the innermost loop: code that runs on a few steps only."""
+        loop = self.loop
+        branches = self.if_branches[loop.if_depth:] if loop is not None else self.if_branches
+        counters = set()
+        for lp in (loop.chain() if loop is not None else ()):
+            counters |= lp.counters
+        return any(in_body and _is_interval_test(node.test, counters) for node, in_body in branches)
 
     def hot_context(self):
         """A zero-argument callable telling, after finish(), why this point runs every step.
@@ -1116,3 +1132,30 @@ _LEAVE = {
     cst.For: Analysis._leave_loop,
     cst.While: Analysis._leave_loop,
 }
+
+
+def _has_modulo(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BinaryOperation):
+            if isinstance(n.operator, cst.Modulo):
+                return True
+            stack += (n.left, n.right)
+    return False
+
+
+def _is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
+    """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, and `and` of one."""
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+            return False
+        sides = (test.left, test.comparisons[0].comparator)
+        return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _has_modulo(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        left = _is_interval_test(test.left, counters)
+        right = _is_interval_test(test.right, counters)
+        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+    return False

@@ -821,6 +821,32 @@ NEW_CASES = {
         """,
         [],
     ),
+    "hpu008 a check under a logging interval is clean": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for step, x in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+                if step % 100 == 0:
+                    if torch.isnan(loss):
+                        raise FloatingPointError(step)
+        """,
+        [],
+    ),
+    "hpu008 modules built and moved in one expression": (
+        """
+        import torch.nn as nn
+        module1 = nn.Linear(16, 8).to("hpu")
+        for data in batches:
+            tmp = module1(data)
+            if tmp.mean() > 0:
+                tmp = tmp * 2
+            tmp.sum().backward()
+        """,
+        ["HPU008@6"],
+    ),
     "hpu008 loss check in a step loop": (
         """
         import torch
@@ -835,7 +861,7 @@ NEW_CASES = {
         ["HPU008@6"],
     ),
     # --- HPU009 ----------------------------------------------------------------------------
-    "hpu009 graph APIs with non-tensor or keyword inputs, ModuleCacher without max_graphs": (
+    "hpu009 graph APIs with non-tensor or keyword inputs; ModuleCacher is bounded by default": (
         """
         import torch
         import habana_frameworks.torch.core as htcore
@@ -847,7 +873,7 @@ NEW_CASES = {
         htcore.hpu.ModuleCacher()(model=model, inplace=True)
         htcore.hpu.ModuleCacher(max_graphs=10)(model=model, inplace=True)
         """,
-        ["HPU009@5", "HPU009@7", "HPU009@9"],
+        ["HPU009@5", "HPU009@7"],
     ),
     # --- HPU010 ----------------------------------------------------------------------------
     "hpu010 sdp_kernel context manager inside torch.compile": (

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import names_in
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -62,7 +61,7 @@ class HostSyncEveryStep(Rule):
         an = self.an
         if an.loop is None and not any(s.kind == "function" for s in an.scopes):
             return
-        if _under_log_guard(an):
+        if an.under_log_guard():
             return
         hot = an.hot_context()
         loops = list(an.loop.chain()) if an.loop is not None else []
@@ -86,41 +85,4 @@ def _is_cpu_call(node: cst.BaseExpression) -> bool:
 def _dict_has_tensor(an, node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Dict):
         return any(isinstance(el, cst.DictElement) and an.is_tensor(el.value) for el in node.elements)
-    return False
-
-
-def _under_log_guard(an) -> bool:
-    """In the body (not the else) of `if step % log_every == 0:` or `if i == 0:` in the loop."""
-    loop = an.loop
-    branches = an.if_branches[loop.if_depth:] if loop is not None else an.if_branches
-    counters = set()
-    for lp in (loop.chain() if loop is not None else ()):
-        counters |= lp.counters
-    return any(in_body and _is_interval_test(node.test, counters) for node, in_body in branches)
-
-
-def _has_modulo(node: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.BinaryOperation):
-            if isinstance(n.operator, cst.Modulo):
-                return True
-            stack += (n.left, n.right)
-    return False
-
-
-def _is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
-    """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, and `and` of one."""
-    if isinstance(test, cst.Comparison):
-        if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
-            return False
-        sides = (test.left, test.comparisons[0].comparator)
-        return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return _has_modulo(test.expression)
-    if isinstance(test, cst.BooleanOperation):
-        left = _is_interval_test(test.left, counters)
-        right = _is_interval_test(test.right, counters)
-        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
     return False

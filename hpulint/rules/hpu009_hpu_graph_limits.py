@@ -4,7 +4,11 @@ Source: seed 001 (Gaudi docs, "HPU Graphs for Training", *Limitations of HPU Gra
 basic HPU Graph APIs (capture and replay, ``graph``, ``make_graphed_callables``) take "only
 tensors as inputs and outputs" and "inputs can only be provided as positional args";
 ``ModuleCacher`` handles non-tensor and keyword arguments, and dynamic input shapes with one
-cached graph per shape, bounded by ``max_graphs``.
+cached graph per shape, bounded by ``max_graphs`` (10 by default).
+
+Not reported: a ``ModuleCacher`` without ``max_graphs`` (its default bound is 10), and keyword
+arguments to a ``wrap_in_hpu_graph`` module (its forward takes ``*args, **kwargs`` and keys its
+cache on both).
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import libcst as cst
 from hpulint.analysis import dotted
 from hpulint.rules.base import Rule
 
-GRAPH_WRAPPERS = ("make_graphed_callables", "wrap_in_hpu_graph")
+GRAPH_WRAPPERS = ("make_graphed_callables",)
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
             cst.Dict, cst.List, cst.Set)
 LIMIT = (
@@ -21,17 +25,13 @@ LIMIT = (
     "are baked into the captured graph or rejected. Pass tensors positionally, or wrap the "
     "module with htcore.hpu.ModuleCacher, which handles keyword and non-tensor arguments"
 )
-CACHER = (
-    "ModuleCacher without max_graphs: it caches one HPU graph per input shape; set max_graphs "
-    "(the seed uses max_graphs=10) so inputs whose shapes vary cannot grow the cache without bound"
-)
 
 
 class HpuGraphLimits(Rule):
     code = "HPU009"
     name = "hpu-graph-limits"
-    summary = "HPU Graph APIs given keyword or non-tensor inputs, or a ModuleCacher without max_graphs"
-    triggers = ("make_graphed_callables", "wrap_in_hpu_graph", "ModuleCacher")
+    summary = "make_graphed_callables given keyword or non-tensor inputs"
+    triggers = ("make_graphed_callables",)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -60,10 +60,6 @@ class HpuGraphLimits(Rule):
             sample = node.args[1].value if len(node.args) > 1 else None
             if isinstance(sample, cst.Tuple) and any(_non_tensor(el.value) for el in sample.elements):
                 self.report(node, LIMIT.format(what="a non-tensor sample input to make_graphed_callables"))
-            return
-        if api == "ModuleCacher":
-            if not any(a.keyword is not None and a.keyword.value == "max_graphs" for a in node.args):
-                self.report(node, CACHER)
             return
         name = dotted(node.func)
         if name in self.wrapped:
