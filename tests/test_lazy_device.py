@@ -448,3 +448,61 @@ def test_a_graph_that_grows_once_for_another_reason_is_not_blamed_on_markers():
     assert change["added"] == [{"op": "aten.add_.Tensor", "line": bw_line, "count": 2}]
     assert "no step marker" not in ev["cause"]["summary"]
     assert d.compiles == 2 and d.cached == 2
+
+
+# -- data-dependent shapes, DataLoader batches, HPU Graph and FusedSDPA shims ---------------------
+
+
+@pytest.mark.parametrize("profile", ["hpu", "xla"])
+def test_a_shape_made_by_a_host_run_names_the_line_that_made_it(profile):
+    batches = [torch.tensor([[1.0, -1.0], [2.0, 3.0]]), torch.tensor([[-1.0, 1.0], [2.0, 3.0]]),
+               torch.tensor([[1.0, -1.0], [-2.0, 3.0]])]
+    with lazy.device(profile) as d:
+        for x in batches:
+            x = x.to(d.device)
+            idx = torch.nonzero(x > 0); made = lineno()  # noqa: E702
+            y = (x[idx[:, 0], idx[:, 1]] * 2).sum()
+            d.mark_step()
+    assert syncs(d) == {(made, "nonzero (runs on the host)"): 3}
+    # 3, 3 and 2 positive elements: the third step recompiles
+    (e,) = recompiles(d)
+    made_here = [c for c in e["cause"]["changes"] if c.get("from_line") == made]
+    assert made_here and {tuple(c["new"]) for c in made_here} == {(2, 2)} and y is not None
+
+
+@pytest.mark.parametrize("profile", ["hpu", "xla"])
+def test_a_short_last_batch_is_traced_to_its_dataloader(profile):
+    with lazy.device(profile) as d:
+        w = torch.ones(4, 2).to(d.device)
+        data = torch.utils.data.TensorDataset(torch.randn(10, 4))
+        loader = torch.utils.data.DataLoader(data, batch_size=4); made = lineno()  # noqa: E702
+        for (x,) in loader:
+            y = x.to(d.device) @ w
+            d.mark_step()
+    (e,) = recompiles(d)  # batches of 4, 4 and 2
+    (c,) = e["cause"]["changes"]
+    assert (c["old"], c["new"], c["loader_line"]) == ([4, 4], [2, 4], made) and y is not None
+    # outside the replay DataLoader is plain again
+    assert "_hpulint_site" not in vars(torch.utils.data.DataLoader(data, batch_size=4))
+
+
+def test_hpu_graph_and_fused_sdpa_shims_are_inert_and_compile_runs_as_is():
+    plain_compile = torch.compile
+    with lazy.device("hpu") as d:
+        import habana_frameworks.torch.core as htcore
+        import habana_frameworks.torch.hpu as ht
+        from habana_frameworks.torch.hpex.kernels import FusedSDPA
+
+        model = torch.nn.Linear(4, 4).to(d.device)
+        assert htcore.hpu.make_graphed_callables(model, (torch.ones(1, 4),)) is model
+        assert htcore.hpu.ModuleCacher(max_graphs=10)(model=model, inplace=True) is model
+        assert ht.wrap_in_hpu_graph(model) is model
+        assert torch.compile(model, backend="hpu_backend") is model
+        assert torch.compile(backend="hpu_backend")(model) is model
+        q = torch.randn(1, 2, 3, 4).to(d.device)
+        with ht.sdp_kernel(enable_recompute=False):
+            out = FusedSDPA.apply(q, q, q, None, 0.0, True, None, "None", False)
+        d.mark_step()
+    assert torch.compile is plain_compile
+    ref = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert torch.allclose(out, ref, atol=1e-6) and d.compiles == 1

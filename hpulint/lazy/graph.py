@@ -20,14 +20,15 @@ from dataclasses import dataclass
 
 
 class Data:
-    __slots__ = ("shape", "dtype", "origin", "name", "scalar")
+    __slots__ = ("shape", "dtype", "origin", "name", "scalar", "loader")
 
-    def __init__(self, shape, dtype, origin=None, name=None, scalar=False):
+    def __init__(self, shape, dtype, origin=None, name=None, scalar=False, loader=None):
         self.shape = shape  # tuple of ints
         self.dtype = dtype
         self.origin = origin  # (file, line) where it was produced or uploaded
         self.name = name  # a variable name the user knows it by, when we found one
         self.scalar = scalar  # a Python scalar passed as device data
+        self.loader = loader  # (file, line) of the DataLoader whose batch was uploaded
 
 
 class Node:
@@ -208,13 +209,16 @@ def explain(old: Graph, new: Graph, carried: bool = False) -> dict:
                 data = new.params[p]
                 user = _first_consumer(new, p)
                 what = "shape" if oa[0] != na[0] else "dtype"
-                changes.append(
-                    {"kind": "shape", "input": data.name or f"input {p}",
-                     "op": user.op if user else None,
-                     "file": user.file if user else None, "line": user.line if user else None,
-                     "old": _jsonable(oa[0] if what == "shape" else oa[1]),
-                     "new": _jsonable(na[0] if what == "shape" else na[1]), "what": what}
-                )
+                change = {"kind": "shape", "input": data.name or f"input {p}",
+                          "op": user.op if user else None,
+                          "file": user.file if user else None, "line": user.line if user else None,
+                          "old": _jsonable(oa[0] if what == "shape" else oa[1]),
+                          "new": _jsonable(na[0] if what == "shape" else na[1]), "what": what}
+                if data.origin is not None:  # where the input was made (uploaded, computed)
+                    change["from_file"], change["from_line"] = data.origin
+                if data.loader is not None:  # the DataLoader whose batch it is
+                    change["loader_file"], change["loader_line"] = data.loader
+                changes.append(change)
         if len(old.signature[1]) != len(new.signature[1]):
             changes.append({"kind": "shape", "input": "inputs", "op": None, "file": None,
                             "line": None, "old": len(old.signature[1]),

@@ -8,6 +8,8 @@ again, restoring whatever was there before.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import sys
 import types
 
@@ -21,6 +23,8 @@ _NAMES = (
     "habana_frameworks.torch.core",
     "habana_frameworks.torch.hpu",
     "habana_frameworks.torch.hpu.metrics",
+    "habana_frameworks.torch.hpex",
+    "habana_frameworks.torch.hpex.kernels",
     "torch_xla",
     "torch_xla.core",
     "torch_xla.core.xla_model",
@@ -103,6 +107,19 @@ def build(backend) -> dict:
     hpu.is_initialized = lambda: True
     hmetrics.metric_global = lambda name: _Stat(backend, name)
     hmetrics.metric_localcontext = lambda name: _LocalStat(backend, name)
+
+    # HPU Graphs and FusedSDPA: inert. Nothing is captured or replayed (the model runs in lazy
+    # mode, recorded like the rest of the script) and the APIs' input limits are not enforced:
+    # the verifier does not model HPU Graphs (docs/verify.md).
+    hpu.make_graphed_callables = _make_graphed_callables
+    hpu.ModuleCacher = _ModuleCacher
+    hpu.wrap_in_hpu_graph = _wrap_in_hpu_graph
+    hpu.wrap_in_hpu_graph_func = _wrap_in_hpu_graph
+    hpu.sdp_kernel = _sdp_kernel
+    hpex, kernels = mods["habana_frameworks.torch.hpex"], mods["habana_frameworks.torch.hpex.kernels"]
+    hft.hpex = hpex
+    hpex.kernels = kernels
+    kernels.FusedSDPA = _FusedSDPA
 
     # -- PyTorch/XLA -------------------------------------------------------------------------
     tx = mods["torch_xla"]
@@ -241,6 +258,60 @@ def build(backend) -> dict:
     return mods
 
 
+def _make_graphed_callables(callables, sample_args, *args, **kwargs):
+    return callables
+
+
+class _ModuleCacher:
+    """``ModuleCacher(max_graphs=10)(model=model, inplace=True)``: returns the model as it is."""
+
+    def __init__(self, max_graphs=10, *args, **kwargs):
+        self.max_graphs = max_graphs
+
+    def __call__(self, model, inplace=True, *args, **kwargs):
+        return model if inplace else copy.copy(model)
+
+
+def _wrap_in_hpu_graph(module, *args, **kwargs):
+    return module
+
+
+@contextlib.contextmanager
+def _sdp_kernel(*args, **kwargs):
+    yield
+
+
+class _FusedSDPA:
+    """``FusedSDPA.apply(q, k, v, attn_mask, dropout_p, is_causal, scale, softmax_mode,
+    recompute_mode, ...)``: the attention it fuses, written out in plain ops that every engine
+    records (the operation modes change memory use on a Gaudi, not the result)."""
+
+    @staticmethod
+    def apply(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+              *args, **kwargs):
+        scale = query.shape[-1] ** -0.5 if scale is None else scale
+        scores = query @ key.transpose(-2, -1) * scale
+        if is_causal:  # -inf above the diagonal
+            scores = scores + torch.full((query.shape[-2], key.shape[-2]), float("-inf"),
+                                         dtype=scores.dtype, device=query.device).triu(1)
+        if attn_mask is not None:
+            if attn_mask.dtype == torch.bool:
+                scores = scores.masked_fill(~attn_mask, float("-inf"))
+            else:
+                scores = scores + attn_mask
+        attn = torch.softmax(scores, dim=-1)
+        if dropout_p:
+            attn = torch.nn.functional.dropout(attn, dropout_p)
+        return attn @ value
+
+
+def _compile(model=None, **kwargs):
+    """``torch.compile`` inside a replay: not simulated, the code runs as it is (lazy mode)."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
 def _to_device(data, device):
     if isinstance(data, torch.Tensor):
         return data.to(device)
@@ -279,6 +350,10 @@ class Shims:
             plain(self_, device_type, *args, **kwargs)
 
         torch.amp.autocast_mode.autocast.__init__ = __init__
+        # torch.compile is not simulated: dynamo cannot trace the replay's modes, so the
+        # compiled code runs as it is, recorded like the rest of the script
+        self._compile = torch.compile
+        torch.compile = _compile
         return self
 
     def __exit__(self, *exc):
@@ -290,6 +365,7 @@ class Shims:
         # submodules the script imported from our packages (none exist, but be tidy)
         self._saved.clear()
         torch.amp.autocast_mode.autocast.__init__ = self._autocast_init
+        torch.compile = self._compile
         if self._had_torch_hpu:
             torch.hpu = self._torch_hpu
         else:

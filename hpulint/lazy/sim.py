@@ -264,6 +264,7 @@ class SimDevice:
         self.growth = None  # the open growth event
         self.seq_at_mark = 0
         self.started = time.perf_counter()
+        self.loader_batches = {}  # id(CPU tensor) -> ((file, line) of its DataLoader, ref)
         self._dispatch = _Dispatch(self)
         self._functions = _Functions(self)
         self._hooks = []
@@ -738,6 +739,65 @@ class SimDevice:
         self.unmarked_os = []
         self.seq_at_mark = self.seq
 
+    # -- DataLoader batches ---------------------------------------------------------------------
+    # The tensors a DataLoader yields remember where that DataLoader was made, so that a graph
+    # input uploaded from a batch can name it (a short last batch recompiles: HPU007).
+
+    def tag_batch(self, batch, site):
+        for t in _flat_batch(batch):
+            key = id(t)
+            self.loader_batches[key] = (site, weakref.ref(t, lambda r, k=key: self._untag(k, r)))
+
+    def _untag(self, key, ref):
+        e = self.loader_batches.get(key)
+        if e is not None and e[1] is ref:
+            del self.loader_batches[key]
+
+    def loader_of(self, t):
+        e = self.loader_batches.get(id(t))
+        if e is not None and e[1]() is t:
+            return e[0]
+        return None
+
+    def _patch_loader(self):
+        from torch.utils.data import dataloader as dl
+
+        dev = self
+        init, get_iter, nxt = dl.DataLoader.__init__, dl.DataLoader._get_iterator, \
+            dl._BaseDataLoaderIter.__next__
+        self._loader_saved = (init, get_iter, nxt)
+
+        def __init__(self_, *args, **kwargs):
+            init(self_, *args, **kwargs)
+            frame = user_frame()
+            if frame is not None:
+                self_._hpulint_site = (_USER_CODE[frame.f_code], frame.f_lineno)
+
+        def _get_iterator(self_):
+            it = get_iter(self_)
+            it._hpulint_site = getattr(self_, "_hpulint_site", None)
+            return it
+
+        def __next__(self_):
+            batch = nxt(self_)
+            site = getattr(self_, "_hpulint_site", None)
+            if site is not None and dev.broken is None:
+                try:
+                    dev.tag_batch(batch, site)
+                except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
+                    dev.fail(e, "tagging a DataLoader batch")
+            return batch
+
+        dl.DataLoader.__init__ = __init__
+        dl.DataLoader._get_iterator = _get_iterator
+        dl._BaseDataLoaderIter.__next__ = __next__
+
+    def _unpatch_loader(self):
+        from torch.utils.data import dataloader as dl
+
+        dl.DataLoader.__init__, dl.DataLoader._get_iterator, dl._BaseDataLoaderIter.__next__ = \
+            self._loader_saved
+
     # -- what the shims ask ------------------------------------------------------------------
 
     def torch_device(self, index=None):
@@ -786,6 +846,7 @@ class SimDevice:
         self._hooks.append(_optim.register_optimizer_step_post_hook(
             lambda opt, args, kwargs: self.optimizer_step_end()))
         self._patch_parameter()
+        self._patch_loader()
         self._active = True
         return self
 
@@ -800,6 +861,7 @@ class SimDevice:
                 h.remove()
             self._hooks.clear()
             self._unpatch_parameter()
+            self._unpatch_loader()
             self._dispatch.__exit__(None, None, None)
             self._functions.__exit__(None, None, None)
         return False
@@ -925,19 +987,19 @@ class _Dispatch(TorchDispatchMode):
         out = func(*args, **kwargs)
         if not dev.is_device(src):
             return out
+        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
         inputs, consts, marks = [], [], []
         dev._input(src, frame, inputs, consts)
         for x in indices:
             if x is None:
                 marks.append(None)
             elif x.dtype in _MASK:
-                inputs.append(Data((int(x.sum()), x.dim()), torch.int64))
+                inputs.append(Data((int(x.sum()), x.dim()), torch.int64, (file, line)))
                 marks.append("mask")
             else:
                 dev._input(x, frame, inputs, consts)
                 marks.append(1)
         consts.append(tuple(marks))
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
         dev.seq += 1
         node = Node(info.name, tuple(inputs), tuple(consts), file, line, dev.bw, dev.os, dev.seq)
         h = Handle(Out(node, 0))
@@ -959,6 +1021,19 @@ def _has_mask(args):
             if isinstance(x, torch.Tensor) and x.dtype in (torch.bool, torch.uint8):
                 return True
     return False
+
+
+def _flat_batch(batch):
+    """The tensors in a collated batch: a tensor, or lists, tuples and dicts of them."""
+    stack = [batch]
+    while stack:
+        b = stack.pop()
+        if isinstance(b, torch.Tensor):
+            yield b
+        elif isinstance(b, (list, tuple)):
+            stack.extend(b)
+        elif isinstance(b, dict):
+            stack.extend(b.values())
 
 
 def _flat(args, kwargs):
@@ -1062,7 +1137,9 @@ def _h_to(dev, func, args, kwargs):
         kw = dict(kw)
         kw["copy"] = True
         out = _suspended(dev, func, (t,) + tuple(rest), kw)
-        dev.upload(out, frame, _name_in(frame, t) if frame else None)
+        h = dev.upload(out, frame, _name_in(frame, t) if frame else None)
+        if h is not None and dev.loader_batches:
+            h.value.loader = dev.loader_of(t)
         return out
     if not dev.is_device(t):
         return func(t, *rest, **kw)
