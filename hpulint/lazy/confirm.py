@@ -7,19 +7,36 @@ A finding at line L is **confirmed** when the replay shows, at L:
   steps (optimizer steps if the script has any, else backward passes, else step markers);
 * HPU003: at least 2 recompilations caused by an input shape (or constant) of the op at L;
 * HPU004 (the finding is on a ``for``/``while`` line): the graph grew with no step marker over
-  more than one training iteration, recorded from a line inside that loop.
+  more than one training iteration, recorded from a line inside that loop;
+* HPU006: a recompilation caused by a shape made at L (the output of a data-dependent op that
+  ran on the host there, or the indices a boolean mask made there, changed shape) or by a
+  constant that changed at L (a slice bound read from data); or the data-dependent op at L ran
+  on the host in (about) every step;
+* HPU007 (the finding is on the ``DataLoader(...)`` call): a recompilation caused by a batch of
+  that DataLoader that is shorter in its first dimension than the batch before it;
+* HPU008: a host sync at L in (about) every step (the test read on the host); the evidence
+  also counts the extra graphs recorded for the other paths, when the replay took more than one.
 
-Otherwise it is **not reproduced** (with what the replay did see there); codes the verifier
-does not know are **not checked**. ``unexplained()`` lists the recompilations and syncs that no
-finding accounts for: the linter's blind spots.
+Otherwise it is **not reproduced** (with what the replay did see there). HPU009 and HPU010 are
+**not checked**: HPU Graphs and ``torch.compile`` are not simulated (the shims run both as
+plain lazy-mode code), so their mechanism cannot show. Codes the verifier does not know are
+**not checked** too. ``unexplained()`` lists the recompilations and syncs that no finding
+accounts for: the linter's blind spots.
 """
 from __future__ import annotations
 
 import ast
 import os
 
-KNOWN = ("HPU001", "HPU002", "HPU003", "HPU004", "HPU005")
+KNOWN = ("HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU006", "HPU007", "HPU008")
 EVERY_STEP = 0.8
+NOT_SIMULATED = {
+    "HPU009": "HPU Graphs are not simulated: the replay runs the wrapped model in lazy mode, "
+              "without capture, replay or the APIs' input checks",
+    "HPU010": "torch.compile is not simulated: the replay runs the compiled code as it is, so "
+              "a graph break cannot show",
+}
+HOST_RUN = "runs on the host"  # what a data-dependent op's host run says in a sync event
 
 
 def _same_file(a, b) -> bool:
@@ -111,6 +128,108 @@ def _growth_in(run, script, lo, hi):
     return None
 
 
+def _every_step(count, steps) -> tuple:
+    need = max(2, int(EVERY_STEP * steps)) if steps else 2
+    return count >= need, need
+
+
+def _made_at(run, script, line):
+    """(recompile count, changes) for recompilations caused by a shape made at ``line`` (an
+    input computed or uploaded there) or by a constant that changed at ``line``."""
+    n = 0
+    found = []
+    for e in _recompiles(run):
+        hit = []
+        for c in e.get("cause", {}).get("changes", []):
+            if c.get("kind") == "shape" and c.get("what") == "shape" and c.get("from_line") == line \
+                    and _same_file(c.get("from_file"), script):
+                hit.append(c)
+            elif c.get("kind") == "constant" and c.get("line") == line \
+                    and _same_file(c.get("file"), script):
+                hit.append(c)
+        if hit:
+            n += 1
+            found.extend(hit)
+    return n, found
+
+
+def _host_runs_at(run, script, line):
+    """(count, what) of the data-dependent ops that ran on the host at ``line``."""
+    evs = [e for e in run.get("events", []) if e.get("kind") == "sync" and e.get("line") == line
+           and HOST_RUN in (e.get("what") or "") and _same_file(e.get("file"), script)]
+    return sum(e["count"] for e in evs), ", ".join(sorted({e["what"] for e in evs}))
+
+
+def _shorter(old, new) -> bool:
+    """A batch shorter in its first dimension, the same in the others."""
+    return (isinstance(old, list) and isinstance(new, list) and len(old) == len(new) >= 1
+            and new[0] < old[0] and new[1:] == old[1:])
+
+
+def _short_batches(run, script, line):
+    """(recompile count, changes) for recompilations caused by a shorter batch of the
+    DataLoader made at ``line``."""
+    n = 0
+    found = []
+    for e in _recompiles(run):
+        hit = [c for c in e.get("cause", {}).get("changes", [])
+               if c.get("kind") == "shape" and c.get("loader_line") == line
+               and _same_file(c.get("loader_file"), script) and _shorter(c.get("old"), c.get("new"))]
+        if hit:
+            n += 1
+            found.extend(hit)
+    return n, found
+
+
+def statement_ranges(source: str) -> dict:
+    """line of a test -> (first line, last line) of the ``if``/``while``/``assert``/conditional
+    expression that tests it (the smallest, when several start there)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.While, ast.Assert, ast.IfExp)):
+            rng = (node.lineno, node.end_lineno or node.lineno)
+            for line in {node.test.lineno, node.lineno}:
+                old = out.get(line)
+                if old is None or rng[1] - rng[0] < old[1] - old[0]:
+                    out[line] = rng
+    return out
+
+
+def _path_lines(change, script) -> list:
+    """The lines of this file where a recompiled graph differs from the last one at its site."""
+    kind = change.get("kind")
+    if kind == "grew":
+        return [] if change.get("carried") else list(change.get("lines", []))
+    if not _same_file(change.get("file"), script):
+        return []
+    if kind == "ops":
+        return [x for x in (change.get("old_line"), change.get("new_line")) if x]
+    return [change["line"]] if change.get("line") else []
+
+
+def _paths_in(run, script, lo, hi) -> int:
+    """Recompilations whose graph differs from the last one at its site in ops recorded
+    between lines ``lo`` and ``hi`` (other ops, or the same ops on other shapes): another
+    path through the branch or loop there."""
+    n = 0
+    for e in _recompiles(run):
+        if any(lo <= x <= hi for c in e.get("cause", {}).get("changes", [])
+               for x in _path_lines(c, script)):
+            n += 1
+    return n
+
+
+def _read(source, script):
+    if source is None and script and os.path.exists(script):
+        with open(script, encoding="utf-8") as fh:
+            return fh.read()
+    return source or ""
+
+
 def _attr(f, name, default=None):
     if isinstance(f, dict):
         return f.get(name, default)
@@ -128,6 +247,7 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
     script = run_result.get("script")
     steps = steps_estimate(run_result)
     loops = None
+    statements = None
     out = []
     for f in findings:
         code, line = _attr(f, "code"), _attr(f, "line")
@@ -195,6 +315,71 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
                 else:
                     item["status"] = "confirmed"
                     item["evidence"] = ev["cause"]["summary"]
+        elif code == "HPU006":
+            n, ch = _made_at(run_result, script, line)
+            runs, what = _host_runs_at(run_result, script, line)
+            item["recompiles"] = n
+            item["host_runs"] = runs
+            item["steps"] = steps
+            every, need = _every_step(runs, steps)
+            parts = []
+            if n:
+                shapes = [c for c in ch if c["kind"] == "shape"]
+                if shapes:
+                    c = shapes[0]
+                    parts.append(f"{n} recompilation{'s' * (n != 1)} caused by a shape made at "
+                                 f"this line ({c.get('input')}: {_fmt(c['old'])} -> "
+                                 f"{_fmt(c['new'])}{' ...' if len(shapes) > 1 else ''})")
+                else:
+                    parts.append(f"{n} recompilation{'s' * (n != 1)} caused by a constant that "
+                                 f"changed at this line ({_values(ch)})")
+            if runs:
+                parts.append(f"{runs} host run{'s' * (runs != 1)} ({what}) in {steps} steps")
+            if n >= 1 or every:
+                item["status"] = "confirmed"
+                item["evidence"] = "; ".join(parts)
+            else:
+                item["status"] = "not reproduced"
+                item["evidence"] = (f"no recompilation was caused by a shape or constant made at "
+                                    f"this line, and {runs} host run{'s' * (runs != 1)} of a "
+                                    f"data-dependent op in {steps} steps (every step needs {need})")
+        elif code == "HPU007":
+            n, ch = _short_batches(run_result, script, line)
+            item["recompiles"] = n
+            if n >= 1:
+                c = ch[0]
+                item["status"] = "confirmed"
+                item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by a shorter batch "
+                                    f"of this DataLoader ({c.get('input')}: {_fmt(c['old'])} -> "
+                                    f"{_fmt(c['new'])})")
+            else:
+                item["status"] = "not reproduced"
+                item["evidence"] = ("no recompilation was caused by a shorter batch of this "
+                                    "DataLoader")
+        elif code == "HPU008":
+            count, what = _syncs_at(run_result, script, line)
+            item["syncs"] = count
+            item["steps"] = steps
+            every, need = _every_step(count, steps)
+            if statements is None:
+                statements = statement_ranges(_read(source, script))
+            rng = statements.get(line)
+            paths = _paths_in(run_result, script, *rng) if rng else 0
+            item["path_recompiles"] = paths
+            if every:
+                item["status"] = "confirmed"
+                item["evidence"] = f"{count} host syncs ({what}) in {steps} steps"
+                if paths:
+                    item["evidence"] += (f"; {paths + 1} graphs for the paths taken ({paths} "
+                                         f"recompilation{'s' * (paths != 1)} with other ops at "
+                                         f"lines {rng[0]}-{rng[1]})")
+            else:
+                item["status"] = "not reproduced"
+                item["evidence"] = (f"{count} host sync{'s' * (count != 1)} at this line in "
+                                    f"{steps} steps (every step needs {need})")
+        elif code in NOT_SIMULATED:
+            item["status"] = "not checked"
+            item["evidence"] = NOT_SIMULATED[code]
         else:
             item["status"] = "not checked"
             item["evidence"] = "the verifier has no check for this rule"
@@ -209,25 +394,36 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
     for f in findings:
         by_code.setdefault(_attr(f, "code"), set()).add(_attr(f, "line"))
     recompile_lines = by_code.get("HPU001", set()) | by_code.get("HPU003", set())
-    sync_lines = by_code.get("HPU002", set()) | by_code.get("HPU005", set())
+    sync_lines = set().union(*(by_code.get(c, set()) for c in ("HPU002", "HPU005", "HPU008")))
+    dynamic_lines = by_code.get("HPU006", set())
+    loader_lines = by_code.get("HPU007", set())
     loops = []
-    if by_code.get("HPU004"):
-        text = source
-        if text is None and script and os.path.exists(script):
-            with open(script, encoding="utf-8") as fh:
-                text = fh.read()
-        all_loops = loop_ranges(text or "")
-        loops = [r for r in (_loop_at(all_loops, x) for x in by_code["HPU004"]) if r]
+    branches = []
+    if by_code.get("HPU004") or by_code.get("HPU008"):
+        text = _read(source, script)
+        all_loops = loop_ranges(text)
+        loops = [r for r in (_loop_at(all_loops, x) for x in by_code.get("HPU004", ())) if r]
+        statements = statement_ranges(text)
+        branches = [statements[x] for x in by_code.get("HPU008", ()) if x in statements]
     groups = {}
     for e in _recompiles(run_result):
         cause = e.get("cause", {})
         changes = cause.get("changes", [])
         lines = {c.get("line") for c in changes if _same_file(c.get("file"), script)}
+        made = {c.get("from_line") for c in changes if c.get("kind") == "shape"
+                and _same_file(c.get("from_file"), script)}
+        constants = {c.get("line") for c in changes if c.get("kind") == "constant"
+                     and _same_file(c.get("file"), script)}
+        loaders = {c.get("loader_line") for c in changes if c.get("kind") == "shape"
+                   and _same_file(c.get("loader_file"), script)}
+        paths = {x for c in changes for x in _path_lines(c, script)}
         if cause.get("kind") == "grew" and any(c.get("carried") for c in changes):
             grown = {x for c in changes for x in c.get("lines", [])}
             if any(lo <= x <= hi for x in grown if x for lo, hi in loops):
                 continue
-        elif lines & recompile_lines:
+        elif lines & recompile_lines or (made | constants) & dynamic_lines or loaders & loader_lines:
+            continue
+        if any(lo <= x <= hi for x in paths for lo, hi in branches):
             continue
         key = ("recompile", e.get("line"), cause.get("kind"),
                tuple(sorted((c.get("kind", ""), c.get("op") or "", c.get("line") or 0)
@@ -240,8 +436,12 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
         g["count"] += 1
     out = list(groups.values())
     for e in run_result.get("events", []):
-        if e.get("kind") == "sync" and not (e.get("line") in sync_lines and
-                                            _same_file(e.get("file"), script)):
-            out.append({"kind": "sync", "line": e.get("line"), "file": e.get("file"),
-                        "what": e.get("what"), "count": e.get("count")})
+        if e.get("kind") != "sync":
+            continue
+        here = _same_file(e.get("file"), script)
+        if here and (e.get("line") in sync_lines or
+                     (e.get("line") in dynamic_lines and HOST_RUN in (e.get("what") or ""))):
+            continue
+        out.append({"kind": "sync", "line": e.get("line"), "file": e.get("file"),
+                    "what": e.get("what"), "count": e.get("count")})
     return out
