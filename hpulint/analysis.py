@@ -239,6 +239,7 @@ class Loop:
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
+        self.iterated_params: list = []  # parameters of the function the loop iterates
         self.step_reason: Optional[str] = None  # set by Analysis.finish
 
     @property
@@ -275,6 +276,7 @@ class Analysis:
         self.module_instances: set = set()  # names bound to an nn.Module instance
         self.call_order: dict = {}  # id(Call) -> its rank in source order
         self.call_statement: dict = {}  # id(Call) -> statement, for backward/step/marker calls
+        self.calls_by_name: dict = {}  # simple callee name -> Call nodes (for argument facts)
         self.default_device_set = False  # torch.set_default_device(...) anywhere: no host factories
         self.if_branches: list = []  # (If, in_body) for the branches enclosing the current node
         self._branch_of: dict = {}  # id(If.body or If.orelse) -> (If, in_body)
@@ -484,9 +486,13 @@ class Analysis:
             return False
         if isinstance(node, cst.Subscript):
             return self.is_host(node.value)
-        if isinstance(node, cst.BinaryOperation):
-            sides = [x for x in (node.left, node.right) if self.is_tensor(x) or self.is_host(x)]
+        if isinstance(node, (cst.BinaryOperation, cst.Comparison)):
+            operands = (node.left, node.right) if isinstance(node, cst.BinaryOperation) else (
+                node.left, *(c.comparator for c in node.comparisons))
+            sides = [x for x in operands if self.is_tensor(x) or self.is_host(x)]
             return bool(sides) and all(self.is_host(x) for x in sides)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_host(node.expression)
         if not isinstance(node, cst.Call):
             return False
         func = node.func
@@ -692,10 +698,9 @@ class Analysis:
         loop.counters = _counters_of_for(self, node)
         loop.assigned.update(_target_names(node.target))
         it = node.iter
-        if isinstance(it, cst.Call) and self.qualname(it.func) in MARKING_LOADERS:
-            loop.loader_marks = True
-        elif isinstance(it, cst.Name) and it.value in self.marking_loader_names:
-            loop.loader_marks = True
+        loop.loader_marks = self._is_marking_loader(it)
+        params = _param_names(self.scope.node) if self.scope.kind == "function" else []
+        loop.iterated_params = [p for p in names_in(it) if p in params]
         # `for row in t:` over a tensor yields tensors, and so does a data loader (its batches:
         # `for i, (data, target) in enumerate(train_loader)`); anything else: unknown.
         tensor_items = self.is_tensor(it) or self._iterates_loader(it)
@@ -713,6 +718,22 @@ class Analysis:
         loop.counters = _counters_of_while(node)
         self.loops.append(loop)
         self.all_loops.append(loop)
+
+    def _is_marking_loader(self, it: cst.BaseExpression) -> bool:
+        """An MpDeviceLoader/ParallelLoader (which marks a step per batch), possibly inside
+        enumerate(), tqdm() or zip(), or a name bound to one."""
+        stack = [it]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Name) and n.value in self.marking_loader_names:
+                return True
+            if isinstance(n, cst.Call):
+                if self.qualname(n.func) in MARKING_LOADERS:
+                    return True
+                if isinstance(n.func, cst.Attribute) and n.func.attr.value == "per_device_loader":
+                    return self._is_marking_loader(n.func.value)
+                stack.extend(a.value for a in n.args)
+        return False
 
     def _iterates_loader(self, it: cst.BaseExpression) -> bool:
         """A loop over a DataLoader: a name bound to one, or named like one (``train_loader``)."""
@@ -862,6 +883,7 @@ class Analysis:
                 facts.calls.add(("self", name))
         elif isinstance(func, cst.Name):
             facts.calls.add(("", name))
+            self.calls_by_name.setdefault(name, []).append(node)
         if self.is_model_name(func) and not self._inside_module_class():
             facts.model_calls.append(node)
 
@@ -874,6 +896,15 @@ class Analysis:
 
     def finish(self) -> None:
         """Resolve the facts that need the whole file: step loops and hot functions."""
+        for loop in self.all_loops:
+            # def train_loop_fn(loader): for ... in loader  /  train_loop_fn(pl.MpDeviceLoader(...))
+            if not loop.loader_marks and loop.iterated_params and loop.scope.kind == "function":
+                params = _param_names(loop.scope.node)
+                for call in self.calls_by_name.get(loop.scope.name, ()):
+                    for i, arg in enumerate(call.args):
+                        name = arg.keyword.value if arg.keyword else (params[i] if i < len(params) else None)
+                        if name in loop.iterated_params and self._is_marking_loader(arg.value):
+                            loop.loader_marks = True
         for fn in self.all_functions:
             # a function that runs backward(), an optimizer step or a marker outside any loop
             # is a step (train_step); one that merely calls a model is not
@@ -959,6 +990,13 @@ class Analysis:
         for lp in (loop.chain() if loop is not None else ()):
             counters |= lp.counters
         return any(in_body and _is_interval_test(node.test, counters) for node, in_body in branches)
+
+    def is_interval_test(self, test: cst.BaseExpression) -> bool:
+        """`step % k == 0` and the like, with this point's loop counters."""
+        counters = set()
+        for lp in (self.loop.chain() if self.loop is not None else ()):
+            counters |= lp.counters
+        return _is_interval_test(test, counters)
 
     def hot_context(self):
         """A zero-argument callable telling, after finish(), why this point runs every step.
@@ -1159,3 +1197,10 @@ def _is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
         right = _is_interval_test(test.right, counters)
         return (left or right) if isinstance(test.operator, cst.And) else (left and right)
     return False
+
+
+def _param_names(fn: cst.CSTNode) -> list:
+    if not isinstance(fn, (cst.FunctionDef, cst.Lambda)):
+        return []
+    p = fn.params
+    return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]

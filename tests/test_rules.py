@@ -976,3 +976,49 @@ def test_hpu007_through_a_device_loader_wrapper():
         xm.optimizer_step(optimizer)
     """
     assert found(src) == ["HPU007@5"]
+
+
+def test_review_round_two():
+    # the PyTorch/XLA loop: MpDeviceLoader inside enumerate(), or passed to the loop's function
+    xla = """
+    import torch_xla.core.xla_model as xm
+    import torch_xla.distributed.parallel_loader as pl
+    def train_loop_fn(loader):
+        for step, (data, target) in enumerate(loader):
+            model(data).sum().backward()
+            xm.optimizer_step(optimizer)
+    def main(train_loader, device):
+        for step, (x, y) in enumerate(pl.MpDeviceLoader(train_loader, device)):
+            model(x).sum().backward()
+            xm.optimizer_step(optimizer)
+        train_loop_fn(pl.MpDeviceLoader(train_loader, device))
+    """
+    assert found(xla) == []
+    # host tensors built with a comparison, and torch.unique/nonzero on them
+    host = """
+    import torch
+    def train(model, optimizer, lengths, device):
+        tokens = torch.randint(1, 12, (10, 4, 8)) * (torch.arange(8) < lengths)
+        labels = torch.arange(10)
+        for step in range(10):
+            x = tokens[step].to(device)
+            classes = torch.unique(labels)
+            idx = torch.nonzero(labels)
+            model(x).sum().backward()
+            optimizer.step()
+    """
+    assert found(host) == []
+    # a guard in the same `and`
+    guarded = """
+    import torch
+    def train(model, loader, optimizer):
+        for step, x in enumerate(loader):
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            if step % 10 == 0 and torch.isnan(loss):
+                break
+            if torch.isnan(loss) and step % 10 == 0:
+                break
+    """
+    assert found(guarded) == ["HPU008@10"]

@@ -72,6 +72,8 @@ class DynamicShapeInHotPath(Rule):
         func = node.func
         qn = an.qualname(func) or ""
         method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if qn.startswith("torch.") and node.args and an.is_host(node.args[0].value):
+            return  # torch.unique(host_tensor): runs on the host, the device sees its result as data
         if _is_where1(an, node):
             if id(node) not in self.covered:
                 self._report(node, "one-argument `torch.where`", "nonzero")

@@ -17,8 +17,8 @@ from hpulint.rules.base import Rule
 LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 MESSAGE = (
     "this DataLoader feeds a step loop on a lazy device ({target}) without `drop_last=True`: "
-    "unless the dataset size is a multiple of the batch size, the last batch is shorter, records "
-    "a graph with other shapes and costs one more compilation every epoch. Pass "
+    "unless the dataset size is a multiple of the batch size, the last batch is shorter and "
+    "records a graph with other shapes: one more compilation (and one more graph to keep). Pass "
     "`drop_last=True` (or pad the last batch)"
 )
 

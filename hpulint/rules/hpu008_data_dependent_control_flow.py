@@ -40,18 +40,22 @@ class DataDependentControlFlow(Rule):
         an = self.an
         if an.under_log_guard():
             return  # a check on logging steps only, like a logged .item()
-        for part in _operands(test):
+        for part in _operands(test, an):
             if an.is_tensor(part) and not an.is_host(part):
                 self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=an.hot_context())
                 return
 
 
-def _operands(test: cst.BaseExpression):
-    """The values whose truth the test takes: through `and`, `or` and `not`."""
+def _operands(test: cst.BaseExpression, an):
+    """The values whose truth the test takes, through `and`, `or` and `not`; the operands after
+    a logging-interval test in an `and` (`step % k == 0 and torch.isnan(loss)`) are read on
+    those steps only, so they are left out."""
     stack = [test]
     while stack:
         n = stack.pop()
         if isinstance(n, cst.BooleanOperation):
+            if isinstance(n.operator, cst.And) and an.is_interval_test(n.left):
+                continue
             stack += (n.left, n.right)
         elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             stack.append(n.expression)
