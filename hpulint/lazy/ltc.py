@@ -21,7 +21,7 @@ import time
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .sim import StopReplay, is_cpu_device, is_fake_device, user_frame, _USER_CODE
+from .sim import MetricsMixin, StopReplay, is_cpu_device, is_fake_device, user_frame, _USER_CODE
 
 _INITIALISED = False
 
@@ -43,7 +43,7 @@ def _counter(name):
     return torch._lazy.metrics.counter_value(name) or 0
 
 
-class LtcDevice:
+class LtcDevice(MetricsMixin):
     engine = "ltc"
 
     def __init__(self, profile="hpu", max_steps=None):
@@ -132,18 +132,6 @@ class LtcDevice:
             ev["steps"].append(self.mark_steps)
         return out
 
-    def metric_count(self, name):
-        if name == "CompileTime":
-            return self.compiles
-        if name == "ExecuteTime":
-            return self.compiles + self.cached
-        if name in ("TransferFromDeviceTime", "TransferFromServerTime"):
-            return self.syncs
-        return 0
-
-    def counter(self, name):
-        return {"MarkStep": self.mark_steps, "UncachedCompile": self.compiles,
-                "CachedCompile": self.cached}.get(name, 0)
 
     # -- results ---------------------------------------------------------------------------------
 

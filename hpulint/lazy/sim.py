@@ -222,7 +222,24 @@ class _Ref(weakref.ref):
 # ---------------------------------------------------------------------------------------------
 
 
-class SimDevice:
+class MetricsMixin:
+    """What the metric shims (torch_xla.debug.metrics, Gaudi's metric_global) read from a device."""
+
+    def metric_count(self, name):
+        if name == "CompileTime":
+            return self.compiles
+        if name == "ExecuteTime":
+            return self.compiles + self.cached
+        if name in ("TransferFromDeviceTime", "TransferFromServerTime"):
+            return self.syncs
+        return 0
+
+    def counter(self, name):
+        return {"MarkStep": self.mark_steps, "UncachedCompile": self.compiles,
+                "CachedCompile": self.cached}.get(name, 0)
+
+
+class SimDevice(MetricsMixin):
     """Counts what a lazy engine would compile, execute and transfer for the code it observes."""
 
     engine = "sim"
@@ -803,18 +820,6 @@ class SimDevice:
     def torch_device(self, index=None):
         return torch.device(self.profile.device_type, index or 0)
 
-    def metric_count(self, name):
-        if name == "CompileTime":
-            return self.compiles
-        if name == "ExecuteTime":
-            return self.compiles + self.cached
-        if name in ("TransferFromDeviceTime", "TransferFromServerTime"):
-            return self.syncs
-        return 0
-
-    def counter(self, name):
-        return {"MarkStep": self.mark_steps, "UncachedCompile": self.compiles,
-                "CachedCompile": self.cached}.get(name, 0)
 
     # -- results -------------------------------------------------------------------------------
 
