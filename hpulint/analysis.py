@@ -1,7 +1,7 @@
 """Facts every rule needs, gathered during the engine's single walk of a file.
 
-The engine calls :meth:`Analysis.enter` before any rule sees a node and :meth:`Analysis.leave`
-after every rule has left it, so a rule always reads the facts of the code around the node it is
+The engine calls the handlers of :func:`analysis_handlers` before any rule sees a node and after
+every rule has left it, so a rule always reads the facts of the code around the node it is
 looking at: the resolved name of a call (``htcore.mark_step`` ->
 ``habana_frameworks.torch.core.mark_step``), the enclosing function, class and loops, the loop
 counters and the values derived from them, and whether a name probably holds a tensor.
@@ -552,16 +552,6 @@ class Analysis:
         return cls is not None and cls.is_module
 
     # --- bookkeeping -------------------------------------------------------------------------
-
-    def enter(self, node: cst.CSTNode) -> None:
-        handler = _ENTER.get(type(node))
-        if handler is not None:
-            handler(self, node)
-
-    def leave(self, node: cst.CSTNode) -> None:
-        handler = _LEAVE.get(type(node))
-        if handler is not None:
-            handler(self, node)
 
     # module
     def _enter_module(self, node: cst.Module) -> None:
@@ -1204,3 +1194,11 @@ def _param_names(fn: cst.CSTNode) -> list:
         return []
     p = fn.params
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+def analysis_handlers() -> tuple:
+    """(enter, leave): node type -> the Analysis method to call with (analysis, node).
+
+    The engine calls these straight from its walk, before any rule sees a node (enter) and after
+    every rule has left it (leave)."""
+    return _ENTER, _LEAVE

@@ -20,7 +20,7 @@ from typing import Optional
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from hpulint.analysis import Analysis
+from hpulint.analysis import Analysis, analysis_handlers
 from hpulint.config import Config
 from hpulint.model import FileError, Finding
 from hpulint.rules import ALL_RULES
@@ -247,33 +247,42 @@ def _dispatch_tables(ctx: _FileContext) -> tuple:
 def _walk(module: cst.Module, ctx: _FileContext) -> None:
     an = ctx.analysis
     enter_tbl, leave_tbl = _dispatch_tables(ctx)
-    an_enter, an_leave = an.enter, an.leave
+    an_enter, an_leave = analysis_handlers()
+    fields_of = _CHILD_FIELDS
+    node_type = cst.CSTNode
     LEAVE = object()
     stack: list = [module]
     push = stack.append
+    pop = stack.pop
     while stack:
-        node = stack.pop()
+        node = pop()
         if node is LEAVE:
-            node = stack.pop()
-            cbs = leave_tbl.get(type(node))
+            node = pop()
+            tp = type(node)
+            cbs = leave_tbl.get(tp)
             if cbs:
                 _call(cbs, node, ctx)
-            an_leave(node)
+            handler = an_leave.get(tp)
+            if handler is not None:
+                handler(an, node)
             continue
-        an_enter(node)
         tp = type(node)
+        handler = an_enter.get(tp)
+        if handler is not None:
+            handler(an, node)
         cbs = enter_tbl.get(tp)
         if cbs:
             _call(cbs, node, ctx)
         push(node)
         push(LEAVE)
-        for name in reversed(_child_fields(tp)):
+        names = fields_of.get(tp) or _child_fields(tp)
+        for name in reversed(names):
             value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
+            if isinstance(value, node_type):
                 push(value)
-            elif isinstance(value, (list, tuple)):
+            elif value.__class__ in (list, tuple):
                 for child in reversed(value):
-                    if isinstance(child, cst.CSTNode):
+                    if isinstance(child, node_type):
                         push(child)
 
 
