@@ -185,40 +185,41 @@ def _check(args) -> int:
     if args.fix or args.diff:
         return _fix(args, cfg)
     findings, errors = [], []
+    # SARIF carries each fix's edits: keep the parsed trees (one parse per file, no cache)
+    sarif = args.format == "sarif"
+    results = []
     if "-" in args.paths:
         from hpulint.engine import check_source
 
         name = args.stdin_filename or "-"
-        source = sys.stdin.read()
-        result = check_source(source, name, cfg)
-        findings += result.findings
-        errors += result.errors
+        results.append(check_source(sys.stdin.read(), name, cfg, keep_tree=sarif))
     files, missing = discover([p for p in args.paths if p != "-"], cfg)
     errors += missing
-    cache = None
-    if not args.no_cache:
-        from hpulint.cache import Cache
+    if sarif:
+        from hpulint.engine import check_file
 
-        cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint())
-    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
-    for result in lint_files(files, cfg, jobs=jobs, cache=cache):
+        results += [check_file(p, cfg, keep_tree=True) for p in files]
+    else:
+        cache = None
+        if not args.no_cache:
+            from hpulint.cache import Cache
+
+            cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint())
+        jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+        results += lint_files(files, cfg, jobs=jobs, cache=cache)
+    fix_changes = {}
+    for result in results:
         findings += result.findings
         errors += result.errors
+        if sarif:
+            from hpulint.fix import sarif_edits
+
+            fix_changes.update(sarif_edits(result, cfg))
     for f in findings:
         if f.fix is not None and not cfg.fixable_code(f.code):
             f.fix = None
     for err in errors:
         print(err, file=sys.stderr)
-    fix_changes = None
-    if args.format == "sarif" and any(f.fix is not None for f in findings):
-        from hpulint.fix import sarif_replacements
-
-        fix_changes = {}
-        for path in sorted({f.path for f in findings if f.fix is not None and f.path != "-"}):
-            edits = sarif_replacements(path, cfg)
-            for f in findings:
-                if f.path == path and (f.code, f.line, f.col) in edits:
-                    fix_changes[id(f)] = edits[(f.code, f.line, f.col)]
     out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet,
                  fix_changes=fix_changes)
     sys.stdout.write(out)

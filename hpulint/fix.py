@@ -164,23 +164,17 @@ def _validate(text: str, path: str) -> Optional[str]:
     return None
 
 
-def sarif_replacements(path: str, config: Config) -> dict:
-    """For each fixable finding of ``path``: the SARIF replacements its fix alone makes.
-
-    Keys are (code, line, col); each value is a list of
+def sarif_edits(result, config: Config) -> dict:
+    """id(finding) -> the SARIF replacements its fix alone makes, for a result linted with
+    ``keep_tree=True`` (no second parse): a list of
     ``{"deletedRegion": {"charOffset", "charLength"}, "insertedContent": {"text"}}``.
     """
-    try:
-        source, _ = read_source(Path(path))
-    except (OSError, _DecodeError):
-        return {}
-    result = check_source(source, path, config, keep_tree=True)
     out = {}
+    if result.module is None:
+        return out
     for f in result.findings:
-        if f.fix is None or not config.fixable_code(f.code):
-            continue
-        new = _apply(result.module, [f])
-        out[(f.code, f.line, f.col)] = _replacements(source, new)
+        if f.fix is not None and config.fixable_code(f.code):
+            out[id(f)] = _replacements(result.source, _apply(result.module, [f]))
     return out
 
 
