@@ -129,6 +129,14 @@ def dotted(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+_EMPTY = cst.Module(body=[])
+
+
+def code(node: cst.CSTNode) -> str:
+    """The source text of a node."""
+    return _EMPTY.code_for_node(node)
+
+
 def last_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Name):
         return node.value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import names_in
+from hpulint.analysis import code, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 
@@ -112,7 +112,7 @@ class LoopIteratorConstant(Rule):
         start = loop.iter.args[0].value if len(loop.iter.args) == 2 else None
         pre = None
         if start is not None and not (isinstance(start, cst.Integer) and start.evaluated_value == 0):
-            text = cst.Module([]).code_for_node(start)
+            text = code(start)
             shift = f"-{text}" if isinstance(start, (cst.Integer, cst.Name)) else f"-({text})"
             pre = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts={shift}, dims=0)\n")
 
@@ -134,7 +134,7 @@ class LoopIteratorConstant(Rule):
         an = self.an
         torch = an.local_name_for("torch") or "torch"
         imports = () if an.local_name_for("torch") else ("import torch",)
-        base = cst.Module([]).code_for_node(node.value)
+        base = code(node.value)
         changes = {}
         for el in node.slice:
             s = el.slice
@@ -144,7 +144,7 @@ class LoopIteratorConstant(Rule):
                 continue
             if an.counter_in(s.value) is None or an.is_tensor(s.value):
                 continue
-            text = cst.Module([]).code_for_node(s.value)
+            text = code(s.value)
             changes[s.value] = cst.parse_expression(f"{torch}.tensor({text}, device={base}.device)")
         if not changes:
             return None

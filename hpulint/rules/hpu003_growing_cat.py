@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import names_in
+from hpulint.analysis import code, names_in
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.base import Rule
 
@@ -51,7 +51,7 @@ class GrowingCatAccumulator(Rule):
             return
         if all(an.is_host(el.value) for el in seq.elements):
             return  # a host-side accumulator records nothing on the device
-        text = _code(target)
+        text = code(target)
         message = MESSAGE.format(target=text, join=join, why="{why}")
         fn = next((s for s in reversed(an.scopes) if s.kind == "function"), None)
         if _persistent(target) and fn is not None:
@@ -100,11 +100,11 @@ class GrowingCatAccumulator(Rule):
         parts = _fresh_name(self.ctx.source, f"{acc}_parts")
         others = [el.value for el in seq.elements[1:]]
         if len(others) == 1:
-            collect = f"{parts}.append({_code(others[0])})"
+            collect = f"{parts}.append({code(others[0])})"
         else:
-            collect = f"{parts}.extend(({', '.join(_code(o) for o in others)}))"
-        rest = "".join(", " + _code(a).rstrip(", ") for a in value.args[1:])
-        func = _code(value.func)
+            collect = f"{parts}.extend(({', '.join(code(o) for o in others)}))"
+        rest = "".join(", " + code(a).rstrip(", ") for a in value.args[1:])
+        func = code(value.func)
         init = cst.parse_statement(f"{parts} = [{acc}]\n")
         final = cst.parse_statement(f"{acc} = {func}({parts}{rest})\n")
 
@@ -130,8 +130,6 @@ def _persistent(target: cst.BaseExpression) -> bool:
     return False
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 def _fresh_name(source: str, base: str) -> str:
     name, n = base, 1

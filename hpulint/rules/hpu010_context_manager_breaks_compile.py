@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import dotted
+from hpulint.analysis import code, dotted
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -62,7 +62,7 @@ class ContextManagerBreaksCompile(Rule):
             return
         fn = next((s for s in reversed(self.an.scopes) if s.kind == "function"), None)
         if fn is not None:
-            self.uses.append((node, fn, cst.Module([]).code_for_node(item.func)))
+            self.uses.append((node, fn, code(item.func)))
 
     def finish(self) -> None:
         an = self.an
