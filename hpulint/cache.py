@@ -1,8 +1,15 @@
-"""A content-hash cache of lint results: a re-run on unchanged files does no parsing.
+"""A content-hash cache: a re-run on unchanged files does no parsing.
 
-The key is the file's bytes, its path, hpulint's version and the effective configuration; an
-entry holds the findings and errors as JSON. The cache lives in ``.hpulint_cache/`` next to the
-configuration (or in the current folder); ``hpulint clean`` removes it.
+Two kinds of entries, both keyed by hpulint's version, the effective configuration, the file's
+path and its bytes:
+
+- a file's *summary* (what the project link step needs from it);
+- a file's *result*: its findings and errors, with the project facts it asked for and the
+  answers it got. A later run reuses the result while those questions get the same answers
+  from the newly linked project, whatever else changed.
+
+The cache lives in ``.hpulint_cache/`` next to the configuration (or in the current folder);
+``hpulint clean`` removes it.
 """
 from __future__ import annotations
 
@@ -21,38 +28,28 @@ CACHE_DIR = ".hpulint_cache"
 
 
 class Cache:
-    def __init__(self, root: Path, config_fingerprint: str) -> None:
+    def __init__(self, root: Path, config_fingerprint: str, summary_fingerprint: str = "") -> None:
         self.dir = root / CACHE_DIR / __version__
-        self.salt = f"{__version__}\0{config_fingerprint}\0".encode()
+        self.salt = f"{__version__}\0{config_fingerprint}\0".encode()  # results: see get()
+        from hpulint.analysis.summary import VERSION
 
-    def key(self, path: str, data: bytes) -> str:
-        h = hashlib.blake2b(self.salt, digest_size=20)
+        self.summary_salt = f"{__version__}\0{VERSION}\0{summary_fingerprint}\0".encode()
+
+    def key(self, path: str, data: bytes, kind: str = "result", extra: str = "") -> str:
+        h = hashlib.blake2b(self.summary_salt if kind == "summary" else self.salt, digest_size=20)
+        h.update(f"{kind}\0{extra}\0".encode())
         h.update(path.encode("utf-8", "surrogateescape") + b"\0")
         h.update(data)
         return h.hexdigest()
 
-    def get(self, key: str) -> Optional[tuple]:
+    def _read(self, key: str) -> Optional[dict]:
         try:
             with open(self.dir / key[:2] / key, encoding="utf-8") as fh:
-                entry = json.load(fh)
+                return json.load(fh)
         except (OSError, ValueError):
             return None
-        findings = []
-        for f in entry["findings"]:
-            fix = f.pop("fix", None)
-            findings.append(Finding(**f, fix=Fix(*fix) if fix else None))
-        errors = [FileError(**e) for e in entry["errors"]]
-        return findings, errors
 
-    def put(self, key: str, findings: list, errors: list) -> None:
-        entry = {
-            "findings": [
-                {**{k: v for k, v in f.__dict__.items() if k not in ("node", "fix")},
-                 "fix": [f.fix.applicability, f.fix.description] if f.fix else None}
-                for f in findings
-            ],
-            "errors": [e.__dict__ for e in errors],
-        }
+    def _write(self, key: str, entry: dict) -> None:
         folder = self.dir / key[:2]
         try:
             if not (self.dir.parent / "CACHEDIR.TAG").exists():
@@ -66,6 +63,41 @@ class Cache:
             os.replace(tmp, folder / key)
         except OSError:
             pass  # a read-only tree just goes uncached
+
+    # --- results -------------------------------------------------------------------------
+
+    def get(self, key: str) -> Optional[tuple]:
+        """(findings, errors, records) of a cached result."""
+        entry = self._read(key)
+        if entry is None or "findings" not in entry:
+            return None
+        findings = []
+        for f in entry["findings"]:
+            f = dict(f)
+            fix = f.pop("fix", None)
+            findings.append(Finding(**f, fix=Fix(*fix) if fix else None))
+        errors = [FileError(**e) for e in entry["errors"]]
+        return findings, errors, entry.get("records", [])
+
+    def put(self, key: str, findings: list, errors: list, records: list = ()) -> None:
+        self._write(key, {
+            "findings": [
+                {**{k: v for k, v in f.__dict__.items() if k not in ("node", "fix")},
+                 "fix": [f.fix.applicability, f.fix.description] if f.fix else None}
+                for f in findings
+            ],
+            "errors": [e.__dict__ for e in errors],
+            "records": list(records),
+        })
+
+    # --- summaries -----------------------------------------------------------------------
+
+    def get_summary(self, key: str) -> Optional[dict]:
+        entry = self._read(key)
+        return entry.get("summary") if entry is not None else None
+
+    def put_summary(self, key: str, summary: dict) -> None:
+        self._write(key, {"summary": summary})
 
 
 def clean(root: Path) -> bool:

@@ -161,6 +161,34 @@ def discover(paths: list, cfg: Config) -> tuple:
     return files, errors
 
 
+def lint_project(files: list, paths: list, cfg: Config, jobs: int = 1, cache=None, keep_tree: bool = False,
+                 stdin_name: Optional[str] = None) -> tuple:
+    """(results, linked facts) of ``files`` linted as part of their project (see hpulint.index)."""
+    from hpulint.index import index_for, project_root
+    from hpulint.runner import run
+
+    roots = [p for p in paths if p != "-"] or ([stdin_name] if stdin_name else ["."])
+    root = project_root(roots, cfg)
+    infos = index_for(files, root, discover, cfg)
+    return run(infos, [str(f) for f in files], cfg, jobs=jobs, cache=cache, keep_tree=keep_tree)
+
+
+def _project_facts(files: list, paths: list, cfg: Config, args) -> tuple:
+    """(linked facts, FileInfo by resolved path) of the project ``files`` belong to."""
+    from hpulint.index import index_for, project_root
+    from hpulint.runner import link_only
+
+    roots = [p for p in paths if p != "-"] or ([args.stdin_filename] if args.stdin_filename else ["."])
+    root = project_root(roots, cfg)
+    infos = index_for(files, root, discover, cfg)
+    cache = None
+    if not args.no_cache:
+        from hpulint.cache import Cache
+
+        cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint(), cfg.summary_fingerprint())
+    return link_only(infos, cfg, cache), {Path(i.path).resolve(): i for i in infos}
+
+
 def _default_excluded(name: str) -> bool:
     import fnmatch
 
@@ -179,7 +207,6 @@ def _clean(args) -> int:
 
 def _check(args) -> int:
     from hpulint.report import render
-    from hpulint.runner import lint_files
 
     cfg = resolve_config(args)
     if args.fix or args.diff:
@@ -187,26 +214,24 @@ def _check(args) -> int:
     findings, errors = [], []
     # SARIF carries each fix's edits: keep the parsed trees (one parse per file, no cache)
     sarif = args.format == "sarif"
-    results = []
-    if "-" in args.paths:
-        from hpulint.engine import check_source
-
-        name = args.stdin_filename or "-"
-        results.append(check_source(sys.stdin.read(), name, cfg, keep_tree=sarif))
     files, missing = discover([p for p in args.paths if p != "-"], cfg)
     errors += missing
-    if sarif:
-        from hpulint.engine import check_file
+    cache = None
+    if not args.no_cache and not sarif:
+        from hpulint.cache import Cache
 
-        results += [check_file(p, cfg, keep_tree=True) for p in files]
-    else:
-        cache = None
-        if not args.no_cache:
-            from hpulint.cache import Cache
+        cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint(), cfg.summary_fingerprint())
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    results, linked = lint_project(files, args.paths, cfg, jobs=jobs, cache=cache, keep_tree=sarif,
+                                   stdin_name=args.stdin_filename)
+    if "-" in args.paths:
+        from hpulint.engine import check_source
+        from hpulint.index import info_for, project_root
 
-            cache = Cache(cfg.source.parent if cfg.source else Path.cwd(), cfg.fingerprint())
-        jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
-        results += lint_files(files, cfg, jobs=jobs, cache=cache)
+        name = args.stdin_filename or "-"
+        module = info_for(Path(name), project_root([name], cfg)).module if args.stdin_filename else None
+        results.insert(0, check_source(sys.stdin.read(), name, cfg, keep_tree=sarif, linked=linked,
+                                       module_name=module))
     fix_changes = {}
     for result in results:
         findings += result.findings
@@ -241,14 +266,19 @@ def _fix(args, cfg: Config) -> int:
     out = sys.stdout
     if "-" in args.paths:
         name = args.stdin_filename or "-"
-        outcome = fix_source(sys.stdin.read(), name, cfg, unsafe)
+        linked, infos = _project_facts([], args.paths, cfg, args)
+        info = infos.get(Path(name).resolve()) if args.stdin_filename else None
+        outcome = fix_source(sys.stdin.read(), name, cfg, unsafe, linked, info.module if info else None)
         if not args.diff:
             sys.stdout.write(outcome.fixed if not outcome.errors else outcome.original)
             out = sys.stderr  # stdout carries the fixed text
         outcomes.append(outcome)
     files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    linked, infos = _project_facts(files, args.paths, cfg, args)
     for path in files:
-        outcomes.append(fix_file(path, cfg, unsafe, write=not args.diff))
+        info = infos.get(Path(path).resolve())
+        outcomes.append(fix_file(path, cfg, unsafe, write=not args.diff, linked=linked,
+                                 module_name=info.module if info else None))
     errors = list(missing)
     remaining, fixed = [], Counter()
     for o in outcomes:

@@ -74,6 +74,10 @@ class Config:
         parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "source"]
         return ";".join(parts)
 
+    def summary_fingerprint(self) -> str:
+        """What a file's summary depends on (not the rule selection)."""
+        return f"target={self.target!r};step_markers={self.step_markers!r}"
+
 
 def _best(code: str, prefixes: list) -> int:
     """Length of the longest prefix in ``prefixes`` matching ``code`` ('ALL' matches all); -1: none."""

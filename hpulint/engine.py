@@ -1,11 +1,18 @@
-"""Lint one file: read, pre-filter, parse once, walk once, report.
+"""Lint files in two phases: analyse each file, link the project, then finish each file.
 
-The walk is our own iterative traversal of the libcst tree (over each node type's child fields,
-skipping whitespace and punctuation): libcst's visitor protocol rebuilds every node it passes
-and costs about as much as the parse itself; this costs a fraction of it. Every enabled rule's
-``visit_<Node>``/``leave_<Node>`` methods are batched into one dispatch table, so a rule adds a
-method call per matching node, not a pass. Positions (libcst's PositionProvider) are computed
-only for files that have something to report.
+*Analyse* (per file): read, parse once with libcst, walk once. The walk is our own iterative
+traversal (over each node type's child fields, skipping whitespace and punctuation): libcst's
+visitor protocol rebuilds every node it passes and costs about as much as the parse itself. The
+analysis handlers and every enabled rule's ``visit_<Node>``/``leave_<Node>`` methods are batched
+into one dispatch table, so a rule adds a method call per matching node, not a pass. The walk
+leaves the file's *summary* (what other files need to know) and the rules' pending reports.
+
+*Link* (per project, :mod:`hpulint.analysis.link`): the summaries of every file, resolved across
+files to a fixed point.
+
+*Finish* (per file): the analysis is bound to the linked facts, the rules' ``finish`` and
+deferred conditions run, and positions (libcst's PositionProvider) are computed only for files
+that have something to report.
 """
 from __future__ import annotations
 
@@ -21,6 +28,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from hpulint.analysis import Analysis, analysis_handlers
+from hpulint.analysis.facts import FileFacts
+from hpulint.analysis.summary import summarize
 from hpulint.config import Config
 from hpulint.model import FileError, Finding
 from hpulint.rules import ALL_RULES
@@ -47,10 +56,30 @@ class FileResult:
     positions: Optional[dict] = None  # node -> CodeRange, when keep_tree and there were findings
     source: Optional[str] = None
     encoding: str = "utf-8"
+    records: list = field(default_factory=list)  # the project facts the file asked, with answers
+
+
+@dataclass
+class FileState:
+    """A file analysed and waiting for the project's facts."""
+
+    path: str
+    module_name: str
+    source: str
+    summary: Optional[dict] = None
+    tree: Optional[cst.Module] = None
+    ctx: Optional["_FileContext"] = None
+    errors: list = field(default_factory=list)
+    encoding: str = "utf-8"
+
+    @property
+    def pending(self) -> bool:
+        """Whether finishing can report anything (a rule ran on the file)."""
+        return self.ctx is not None and bool(self.ctx.rules)
 
 
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None) -> list:
-    """Lint Python source text; return its findings (sorted by line, column, code).
+    """Lint Python source text on its own; return its findings (sorted by line, column, code).
 
     Raises :class:`LintError` when the text cannot be parsed or a rule fails on it.
     """
@@ -83,17 +112,26 @@ class _DecodeError(Exception):
         self.line = line
 
 
-def check_file(path: Path, config: Config, keep_tree: bool = False) -> FileResult:
+def module_name_for(path: str) -> str:
+    """The module name of a file linted on its own (its stem)."""
+    stem = Path(path).stem if path not in ("-", "<string>") else "<string>"
+    return stem or "<string>"
+
+
+def analyse_file(path: Path, config: Config, module_name: Optional[str] = None, lint: bool = True,
+                 is_package: bool = False, script: bool = True, index: bool = False) -> FileState:
     name = str(path)
     try:
         source, encoding = read_source(path)
     except _DecodeError as exc:
-        return FileResult(name, errors=[FileError(name, str(exc), exc.line)])
+        return FileState(name, module_name or module_name_for(name), "", errors=[FileError(name, str(exc), exc.line)])
     except OSError as exc:
-        return FileResult(name, errors=[FileError(name, f"cannot read: {exc.strerror or exc}")])
-    result = check_source(source, name, config, keep_tree=keep_tree)
-    result.encoding = encoding
-    return result
+        return FileState(name, module_name or module_name_for(name), "",
+                         errors=[FileError(name, f"cannot read: {exc.strerror or exc}")])
+    state = analyse_source(source, name, config, module_name, lint=lint, is_package=is_package, script=script,
+                           index=index)
+    state.encoding = encoding
+    return state
 
 
 def enabled_rules(source: str, path: str, config: Config) -> list:
@@ -104,48 +142,74 @@ def enabled_rules(source: str, path: str, config: Config) -> list:
     ]
 
 
-def check_source(source: str, path: str, config: Config, keep_tree: bool = False) -> FileResult:
-    result = FileResult(path, source=source)
-    rules = enabled_rules(source, path, config)
-    if not rules:
-        return result
+def analyse_source(source: str, path: str, config: Config, module_name: Optional[str] = None,
+                   lint: bool = True, is_package: bool = False, script: bool = True,
+                   index: bool = False) -> FileState:
+    """Phase one: parse and walk a file; keep what finishing it needs, and its summary."""
+    module_name = module_name or module_name_for(path)
+    state = FileState(path, module_name, source)
+    rules = enabled_rules(source, path, config) if lint else []
+    if lint and not rules and not index:
+        return state  # nothing to check here and no project to summarise it for: not parsed
     try:
-        module = cst.parse_module(source)
+        tree = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        message = f"syntax error: {exc.message}"
-        result.errors.append(FileError(path, message, exc.editor_line, exc.editor_column))
-        return result
+        state.errors.append(FileError(path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column))
+        return state
     except RecursionError:
-        result.errors.append(FileError(path, "too deeply nested for the parser"))
+        state.errors.append(FileError(path, "too deeply nested for the parser"))
+        return state
+    ctx = _FileContext(path, source, config, Analysis(module_name, is_package, config.target,
+                                                      tuple(config.step_markers)))
+    ctx.rules = [r(ctx) for r in rules]
+    try:
+        _walk(tree, ctx)
+        summary = summarize(ctx.analysis)
+    except Exception as exc:  # an analysis bug: report it, keep the run going
+        state.errors.append(FileError(path, f"internal error in the analysis: {type(exc).__name__}: {exc}"))
+        return state
+    summary["path"] = path
+    summary["script"] = script
+    state.summary = summary
+    state.tree = tree
+    state.ctx = ctx
+    return state
+
+
+def finish_file(state: FileState, linked, keep_tree: bool = False) -> FileResult:
+    """Phase three: bind the file to the project's facts, run the deferred reports, position."""
+    result = FileResult(state.path, source=state.source, encoding=state.encoding, errors=list(state.errors))
+    if state.ctx is None:
         return result
     result.parsed = True
     if keep_tree:
-        result.module = module
-    ctx = _FileContext(path, source, config)
-    instances = [r(ctx) for r in rules]
-    ctx.rules = instances
+        result.module = state.tree
+    ctx = state.ctx
+    module = state.tree
+    facts = FileFacts(linked, state.module_name)
     try:
-        _walk(module, ctx)
-        ctx.analysis.finish()
-        for rule in instances:
+        ctx.analysis.bind(facts)
+        for rule in ctx.rules:
             if rule not in ctx.failed:
                 _call([(rule, lambda _node, rule=rule: rule.finish())], module, ctx)
         raw = ctx.evaluate()
     except Exception as exc:  # an analysis bug: report it, keep the run going
-        result.errors.append(FileError(path, f"internal error in the analysis: {type(exc).__name__}: {exc}"))
+        result.errors.append(FileError(state.path, f"internal error in the analysis: {type(exc).__name__}: {exc}"))
         return result
+    result.records = facts.records()
     if not raw and not ctx.crashes:
         return result
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     if keep_tree:
         result.positions = positions
+    path = state.path
     for rule, node, exc in ctx.crashes:
         pos = positions.get(node)
         result.errors.append(
             FileError(path, f"rule {rule.code} failed: {type(exc).__name__}: {exc}",
                       pos.start.line if pos else None, pos.start.column + 1 if pos else None)
         )
-    suppressions = Suppressions(source) if raw else None
+    suppressions = Suppressions(state.source) if raw else None
     for rule, node, message, fix, statement in raw:
         pos = positions[node]
         stmt_pos = positions.get(statement) if statement is not None else None
@@ -161,12 +225,61 @@ def check_source(source: str, path: str, config: Config, keep_tree: bool = False
     return result
 
 
+def link(summaries: list, config: Config):
+    from hpulint.analysis.link import Linked
+    from hpulint.analysis.project import Project
+
+    return Linked(Project([s for s in summaries if s is not None]), config.target)
+
+
+def check_file(path: Path, config: Config, keep_tree: bool = False) -> FileResult:
+    """Lint one file on its own (the project is just this file)."""
+    state = analyse_file(path, config)
+    result = _finish_alone(state, config, keep_tree)
+    result.encoding = state.encoding
+    return result
+
+
+def check_source(source: str, path: str, config: Config, keep_tree: bool = False, linked=None,
+                 module_name: Optional[str] = None) -> FileResult:
+    """Lint source text: on its own, or with ``linked`` project facts (its own summary is
+    replaced by this text's when the file is part of that project)."""
+    state = analyse_source(source, path, config, module_name, index=linked is not None)
+    if linked is None:
+        return _finish_alone(state, config, keep_tree)
+    return finish_file(state, relink(linked, state.summary, config), keep_tree)
+
+
+def relink(linked, summary: Optional[dict], config: Config):
+    """``linked`` with ``summary`` in place of its module's (linked again only if it differs)."""
+    if summary is None:
+        return linked
+    known = linked.project.modules.get(summary["module"])
+    if known is not None and _same(known, summary):
+        return linked
+    others = [s for m, s in linked.project.modules.items() if m != summary["module"]]
+    return link([*others, summary], config)
+
+
+def _same(a: dict, b: dict) -> bool:
+    keys = ("defs", "classes", "functions", "evidence", "compiled", "package", "script")
+    return all(a.get(k) == b.get(k) for k in keys)
+
+
+def _finish_alone(state: FileState, config: Config, keep_tree: bool) -> FileResult:
+    if state.summary is None:
+        return FileResult(state.path, source=state.source, encoding=state.encoding, errors=list(state.errors))
+    if not state.pending:
+        return FileResult(state.path, source=state.source, encoding=state.encoding, parsed=True)
+    return finish_file(state, link([state.summary], config), keep_tree)
+
+
 class _FileContext:
-    def __init__(self, path: str, source: str, config: Config) -> None:
+    def __init__(self, path: str, source: str, config: Config, analysis: Analysis) -> None:
         self.path = path
         self.source = source
         self.config = config
-        self.analysis = Analysis(config.target, tuple(config.step_markers))
+        self.analysis = analysis
         self.rules: list = []
         self.pending: list = []
         self.crashes: list = []
@@ -174,7 +287,7 @@ class _FileContext:
 
     def add(self, rule, node, message, fix, when) -> None:
         if rule.default_target and not self.config.explicit(rule.code):
-            when = _only_for_target(self.analysis, rule.default_target, when)
+            when = _only_for_target(self.analysis, self.analysis.function, rule.default_target, when)
         self.pending.append((rule, node, message, fix, when, self.analysis.statement))
 
     def evaluate(self) -> list:
@@ -196,16 +309,23 @@ class _FileContext:
             key = (rule.code, id(node))
             if key in seen:
                 continue
+            if callable(fix):  # a fix that needs the project's facts to decide
+                try:
+                    fix = fix()
+                except Exception as exc:
+                    self.failed.add(rule)
+                    self.crashes.append((rule, node, exc))
+                    continue
             seen.add(key)
             out.append((rule, node, message, fix, statement))
         return out
 
 
-def _only_for_target(an: Analysis, target: str, inner):
-    """Wrap a deferred condition: report only when the file targets ``target``."""
+def _only_for_target(an: Analysis, fn, target: str, inner):
+    """Wrap a deferred condition: report only when the code runs on ``target``."""
 
     def when():
-        if an.target != target:
+        if an.target_of(fn) != target:
             return None
         return inner() if inner is not None else ""
 

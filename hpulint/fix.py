@@ -51,10 +51,16 @@ def allowed(finding, config: Config, unsafe: bool) -> bool:
     return fix.applicability == SAFE or unsafe
 
 
-def fix_source(source: str, path: str, config: Config, unsafe: bool = False) -> FixOutcome:
+def fix_source(source: str, path: str, config: Config, unsafe: bool = False, linked=None,
+               module_name: Optional[str] = None) -> FixOutcome:
+    """Fix ``source``: on its own, or as part of the project whose facts are ``linked``."""
     out = FixOutcome(path, source, source)
     text = source
-    result = check_source(text, path, config, keep_tree=True)
+
+    def lint(text: str):
+        return check_source(text, path, config, keep_tree=True, linked=linked, module_name=module_name)
+
+    result = lint(text)
     for _ in range(MAX_PASSES):
         if result.errors:
             if text == source:
@@ -74,7 +80,7 @@ def fix_source(source: str, path: str, config: Config, unsafe: bool = False) -> 
             break
         out.applied += chosen
         text = new_text
-        result = check_source(text, path, config, keep_tree=True)
+        result = lint(text)
     out.fixed = text
     out.remaining = result.findings if not result.errors else []
     return out
@@ -203,7 +209,8 @@ def unified_diff(outcome: FixOutcome) -> str:
 # --- files -----------------------------------------------------------------------------------
 
 
-def fix_file(path: Path, config: Config, unsafe: bool = False, write: bool = True) -> FixOutcome:
+def fix_file(path: Path, config: Config, unsafe: bool = False, write: bool = True, linked=None,
+             module_name: Optional[str] = None) -> FixOutcome:
     name = str(path)
     try:
         before = path.stat()
@@ -212,13 +219,13 @@ def fix_file(path: Path, config: Config, unsafe: bool = False, write: bool = Tru
         return FixOutcome(name, "", "", errors=[FileError(name, str(exc), exc.line)])
     except OSError as exc:
         return FixOutcome(name, "", "", errors=[FileError(name, f"cannot read: {exc.strerror or exc}")])
-    outcome = fix_source(source, name, config, unsafe)
+    outcome = fix_source(source, name, config, unsafe, linked, module_name)
     outcome.encoding = encoding
     if write and outcome.changed:
         problem = write_atomically(path, outcome.fixed, encoding, before)
         if problem:
             outcome.errors.append(FileError(name, problem))
-            outcome.remaining = check_source(source, name, config).findings
+            outcome.remaining = check_source(source, name, config, linked=linked, module_name=module_name).findings
             outcome.applied = []
         else:
             outcome.written = True

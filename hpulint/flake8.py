@@ -1,10 +1,15 @@
 """The flake8 plugin: ``flake8 --select HPU`` runs hpulint's rules inside flake8.
 
-flake8 hands over the file's lines; we join them and run the same engine (one libcst parse,
-same rules, same analysis). flake8 does the selection (``--select``, ``--extend-ignore``,
-``per-file-ignores``) and ``# noqa``; ``[tool.hpulint]`` still supplies the target and the extra
-step markers. Columns are flake8's: 0-based here, shown 1-based by flake8, so both tools print
-the same line:column. The plugin never imports torch and never raises into flake8.
+flake8 hands over the file's lines; we lint them with the same engine (one libcst parse, same
+rules, same analysis) as part of the file's project, like ``hpulint FILE``: the project is
+indexed (summaries read from ``.hpulint_cache/`` when they are there, else made and cached),
+whole when it has at most 300 Python files, else the file and the project files it imports
+(then facts that come from a caller in another file, such as a helper being hot because a step
+loop elsewhere calls it, are not known here). flake8 does the selection (``--select``,
+``--extend-ignore``, ``per-file-ignores``) and ``# noqa``; ``[tool.hpulint]`` still supplies the
+target and the extra step markers. Columns are flake8's: 0-based here, shown 1-based by flake8,
+so both tools print the same line:column. The plugin never imports torch and never raises into
+flake8.
 """
 from __future__ import annotations
 
@@ -26,7 +31,35 @@ def _config_for(folder: str):
         print(f"hpulint: {exc}", file=sys.stderr)
         cfg = Config()
     # flake8 selects and ignores; every rule runs here
-    return Config(select=["ALL"], target=cfg.target, step_markers=cfg.step_markers, source=cfg.source)
+    return Config(select=["ALL"], target=cfg.target, step_markers=cfg.step_markers, source=cfg.source,
+                  exclude=cfg.exclude)
+
+
+def _project(filename: str, folder: str):
+    """(linked facts, FileInfo by path) of the project ``filename`` belongs to."""
+    from hpulint.cli import discover
+    from hpulint.index import PLUGIN_INDEX_LIMIT, project_root
+
+    cfg = _config_for(folder)
+    root = project_root([filename], cfg)
+    whole = len(discover([str(root)], cfg)[0]) <= PLUGIN_INDEX_LIMIT
+    return _linked(str(root), folder, None if whole else filename)
+
+
+@lru_cache(maxsize=8)
+def _linked(root: str, folder: str, filename):
+    """The whole project's facts (``filename`` None), or those of a file and what it imports."""
+    from hpulint.cache import Cache
+    from hpulint.cli import discover
+    from hpulint.index import index_for
+    from hpulint.runner import link_only
+
+    cfg = _config_for(folder)
+    infos = index_for([filename] if filename else [], Path(root), discover, cfg,
+                      limit=10**9 if filename is None else 0)
+    cache = Cache(Path(root) if cfg.source is None else cfg.source.parent, cfg.fingerprint(),
+                  cfg.summary_fingerprint())
+    return link_only(infos, cfg, cache), {str(Path(i.path).resolve()): i for i in infos}
 
 
 class Plugin:
@@ -40,10 +73,16 @@ class Plugin:
     def run(self) -> Iterator[tuple]:
         from hpulint.engine import check_source
 
-        folder = str(Path(self.filename).resolve().parent) if self.filename not in ("stdin", "-") else "."
+        alone = self.filename in ("stdin", "-")
+        folder = str(Path(self.filename).resolve().parent) if not alone else "."
         try:
             cfg = _config_for(folder)
-            result = check_source("".join(self.lines), self.filename, cfg)
+            linked, module = None, None
+            if not alone:
+                linked, infos = _project(str(Path(self.filename).resolve()), folder)
+                info = infos.get(str(Path(self.filename).resolve()))
+                module = info.module if info is not None else None
+            result = check_source("".join(self.lines), self.filename, cfg, linked=linked, module_name=module)
         except Exception as exc:  # pragma: no cover - a bug of ours must not stop flake8
             print(f"hpulint: internal error on {self.filename}: {exc}", file=sys.stderr)
             return

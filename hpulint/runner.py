@@ -1,10 +1,17 @@
-"""Lint many files: cached results first, then the rest over worker processes.
+"""Lint a project: summaries (cached, or by analysing files), the link, then each file finished.
 
-This module imports the engine (and so libcst) only when a file has to be linted, so a re-run
+Phase one analyses every file that has no cached summary; a worker keeps the files it analysed
+that are being linted, so phase three finishes them in the same process without parsing them
+again. A linted file whose summary was cached reuses its cached result when the project still
+answers its recorded questions the same way; otherwise it is analysed and finished then.
+
+This module imports the engine (and so libcst) only when a file has to be analysed, so a re-run
 on unchanged files never pays for the parser's import.
 """
 from __future__ import annotations
 
+import multiprocessing
+import pickle
 from pathlib import Path
 
 from hpulint.config import Config
@@ -19,65 +26,242 @@ def _light(result):
         if f.fix is not None:
             f.fix = Fix(f.fix.applicability, f.fix.description)
     result.module = None
+    result.positions = None
     result.source = None
     return result
-
-
-def _lint_for_pool(job: tuple):
-    from hpulint.engine import check_file
-
-    path, config = job
-    return _light(check_file(Path(path), config))
-
-
-def lint_files(paths: list, config: Config, jobs: int = 1, cache=None) -> list:
-    """Lint many files, reusing cached results and spreading the rest over ``jobs`` processes.
-
-    Returns one :class:`hpulint.engine.FileResult` per path, in the order given.
-    """
-
-    results: dict = {}
-    keys: dict = {}
-    todo = []
-    for p in paths:
-        name = str(p)
-        if cache is not None:
-            try:
-                data = Path(p).read_bytes()
-            except OSError:
-                data = None
-            if data is not None:
-                key = cache.key(name, data)
-                hit = cache.get(key)
-                if hit is not None:
-                    results[name] = _Cached(name, hit[0], hit[1])
-                    continue
-                keys[name] = key
-        todo.append(name)
-    if jobs > 1 and len(todo) >= 2 * jobs:
-        from concurrent.futures import ProcessPoolExecutor
-
-        chunk = max(1, min(32, len(todo) // (jobs * 4)))
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for name, res in zip(todo, pool.map(_lint_for_pool, [(n, config) for n in todo], chunksize=chunk)):
-                results[name] = res
-    elif todo:
-        from hpulint.engine import check_file
-
-        for name in todo:
-            results[name] = _light(check_file(Path(name), config))
-    if cache is not None:
-        for name in todo:
-            res = results[name]
-            if name in keys and not any("internal error" in e.message or "failed:" in e.message for e in res.errors):
-                cache.put(keys[name], res.findings, res.errors)
-    return [results[str(p)] for p in paths]
 
 
 class _Cached:
     """A cached file's result: the same fields the CLI reads from a FileResult."""
 
-    def __init__(self, path: str, findings: list, errors: list) -> None:
+    def __init__(self, path: str, findings: list, errors: list, records: list) -> None:
         self.path = path
         self.findings = findings
         self.errors = errors
+        self.records = records
+
+
+class _Worker:
+    """Analyses files and finishes them later: the files' trees stay here in between."""
+
+    def __init__(self, config: Config, keep_tree: bool = False) -> None:
+        self.config = config
+        self.keep_tree = keep_tree
+        self.states: dict = {}
+
+    def analyse(self, items: list) -> list:
+        from hpulint.engine import analyse_file
+
+        out = []
+        for path, module, is_package, script, lint in items:
+            state = analyse_file(Path(path), self.config, module, lint=lint, is_package=is_package,
+                                 script=script, index=True)
+            if lint:
+                self.states[path] = state
+            out.append((path, state.summary, [] if lint else state.errors))
+        return out
+
+    def finish(self, linked, paths: list) -> list:
+        from hpulint.engine import finish_file
+
+        out = []
+        for path in paths:
+            state = self.states.pop(path)
+            result = finish_file(state, linked, keep_tree=self.keep_tree)
+            out.append(result if self.keep_tree else _light(result))
+        return out
+
+
+def _serve(conn, config: Config) -> None:  # pragma: no cover - runs in a worker process
+    worker = _Worker(config)
+    while True:
+        msg = conn.recv()
+        if msg[0] == "analyse":
+            conn.send(worker.analyse(msg[1]))
+        elif msg[0] == "finish":
+            linked = pickle.loads(msg[1])
+            conn.send(worker.finish(linked, msg[2]))
+        else:
+            return
+
+
+class _Pool:
+    """Worker processes, each owning the files it analysed until it finishes them."""
+
+    def __init__(self, jobs: int, config: Config) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        self.conns, self.procs = [], []
+        for _ in range(jobs):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_serve, args=(child, config), daemon=True)
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+        self.owner: dict = {}
+
+    def analyse(self, items: list) -> list:
+        shares = [[] for _ in self.conns]
+        sizes = [0] * len(self.conns)
+        for item in sorted(items, key=lambda it: -_size(it[0])):
+            k = sizes.index(min(sizes))
+            shares[k].append(item)
+            sizes[k] += _size(item[0]) + 1
+            if item[4]:
+                self.owner[item[0]] = k
+        for conn, share in zip(self.conns, shares):
+            conn.send(("analyse", share))
+        out = []
+        for conn in self.conns:
+            out += conn.recv()
+        return out
+
+    def finish(self, linked, paths: list) -> list:
+        payload = pickle.dumps(linked, protocol=pickle.HIGHEST_PROTOCOL)
+        shares = [[] for _ in self.conns]
+        for p in paths:
+            shares[self.owner[p]].append(p)
+        busy = []
+        for conn, share in zip(self.conns, shares):
+            if share:
+                conn.send(("finish", payload, share))
+                busy.append(conn)
+        out = []
+        for conn in busy:
+            out += conn.recv()
+        return out
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("exit",))
+            except OSError:
+                pass
+        for proc in self.procs:
+            proc.join(timeout=5)
+
+
+def _size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def run(infos: list, lint_paths: list, config: Config, jobs: int = 1, cache=None, keep_tree: bool = False):
+    """Lint ``lint_paths`` within the project ``infos`` (FileInfo of every file to summarise).
+
+    Returns (results in the order of ``lint_paths``, the linked project facts).
+    """
+    from hpulint.index import info_for
+
+    lint_set = {str(p) for p in lint_paths}
+    by_path = {str(i.path): i for i in infos}
+    for p in lint_paths:  # a linted file outside the index is its own module
+        if str(p) not in by_path:
+            info = info_for(Path(p), Path(p).resolve().parent)
+            by_path[str(p)] = info
+            infos = [*infos, info]
+    summaries: dict = {}
+    raw: dict = {}
+    need = []
+    for info in infos:
+        p = str(info.path)
+        lint = p in lint_set
+        data = None
+        try:
+            data = info.path.read_bytes()
+        except OSError:
+            pass
+        raw[p] = data
+        if cache is not None and data is not None and not keep_tree:
+            s = cache.get_summary(_summary_key(cache, info, data))
+            if s is not None:
+                summaries[p] = s
+                continue
+        need.append((p, info.module, info.is_package, info.script, lint))
+    parallel = jobs > 1 and len(need) >= 2 * jobs and not keep_tree
+    pool = _Pool(jobs, config) if parallel else _Worker(config, keep_tree)
+    try:
+        analysed = set()
+        for p, summary, _errors in pool.analyse(need):
+            if summary is not None:
+                summaries[p] = summary
+                if cache is not None and raw.get(p) is not None:
+                    cache.put_summary(_summary_key(cache, by_path[p], raw[p]), summary)
+            if p in lint_set:
+                analysed.add(p)
+        from hpulint.engine import link
+
+        linked = link(list(summaries.values()), config)
+        results: dict = {}
+        again = []
+        for p in lint_paths:
+            p = str(p)
+            if p in analysed:
+                continue
+            hit = cache.get(cache.key(p, raw[p])) if cache is not None and raw.get(p) is not None else None
+            if hit is not None:
+                from hpulint.analysis.facts import still_valid
+
+                if still_valid(linked, hit[2]):
+                    results[p] = _Cached(p, *hit)
+                    continue
+            info = by_path[p]
+            again.append((p, info.module, info.is_package, info.script, True))
+        if again:
+            pool.analyse(again)
+            analysed |= {a[0] for a in again}
+        order = [str(p) for p in lint_paths if str(p) in analysed]
+        for res in pool.finish(linked, order):
+            results[res.path] = res
+    finally:
+        if parallel:
+            pool.close()
+    if cache is not None:
+        for p in analysed:
+            res = results[p]
+            if raw.get(p) is not None and not any("internal error" in e.message or "failed:" in e.message
+                                                  for e in res.errors):
+                cache.put(cache.key(p, raw[p]), res.findings, res.errors, getattr(res, "records", []))
+    return [results[str(p)] for p in lint_paths], linked
+
+
+def link_only(infos: list, config: Config, cache=None):
+    """The project's linked facts (summaries from the cache or analysed here; nothing finished)."""
+    from hpulint.engine import analyse_file, link
+
+    summaries = []
+    for info in infos:
+        data = None
+        try:
+            data = info.path.read_bytes()
+        except OSError:
+            continue
+        key = _summary_key(cache, info, data) if cache is not None else None
+        s = cache.get_summary(key) if key is not None else None
+        if s is None:
+            s = analyse_file(info.path, config, info.module, lint=False, is_package=info.is_package,
+                             script=info.script, index=True).summary
+            if s is not None and key is not None:
+                cache.put_summary(key, s)
+        if s is not None:
+            summaries.append(s)
+    return link(summaries, config)
+
+
+def _summary_key(cache, info, data: bytes) -> str:
+    return cache.key(str(info.path), data, "summary", f"{info.module}|{info.is_package}|{info.script}")
+
+
+def lint_files(paths: list, config: Config, jobs: int = 1, cache=None, root=None) -> list:
+    """Lint files as one project (the project of their common root, see :mod:`hpulint.index`)."""
+    from hpulint.index import index_for, project_root
+
+    from hpulint.cli import discover
+
+    root = root or project_root(paths, config)
+    infos = index_for(paths, root, discover, config)
+    results, _ = run(infos, [str(p) for p in paths], config, jobs=jobs, cache=cache)
+    return results

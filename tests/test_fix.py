@@ -196,7 +196,8 @@ def test_unsafe_fixes_wait_for_the_flag():
     assert fix_source(src, "t.py", Config(unsafe_fixes=True), unsafe=True).changed
 
 
-def test_hpu003_is_unsafe_when_the_loop_reads_the_accumulator():
+def test_hpu003_has_no_fix_when_the_loop_reads_the_accumulator():
+    # the list would not hold the running total that print() reads: no fix, even unsafe
     src = dedent("""
         import torch
 
@@ -209,9 +210,9 @@ def test_hpu003_is_unsafe_when_the_loop_reads_the_accumulator():
             return preds
     """)
     (f,) = lint_source(src)
-    assert f.fix.applicability == "unsafe"
+    assert f.code == "HPU003" and f.fix is None
     assert not fix_source(src, "t.py", Config()).changed
-    assert "preds_parts.append(model(x))" in fix_source(src, "t.py", Config(), unsafe=True).fixed
+    assert not fix_source(src, "t.py", Config(), unsafe=True).changed
 
 
 def test_accumulators_that_live_across_calls_have_no_fix():

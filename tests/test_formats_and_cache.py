@@ -66,12 +66,12 @@ def test_cache_reuses_unchanged_files_and_sees_changes(tmp_path, capsys, monkeyp
     cache = tmp_path / ".hpulint_cache"
     assert (cache / "CACHEDIR.TAG").exists() and (cache / ".gitignore").read_text() == "*\n"
     entries = [p for p in cache.rglob("*") if p.is_file() and len(p.name) == 40]
-    assert len(entries) == 1
+    assert len(entries) == 2  # the file's summary and its result
 
-    # a cached result is used: poison the engine and run again
+    # a cached result is used: poison the parser and run again
     import hpulint.engine as engine
 
-    monkeypatch.setattr(engine, "check_file", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
+    monkeypatch.setattr(engine.cst, "parse_module", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
     code, cap2 = run(["-j", "1", "t.py"], tmp_path, capsys, monkeypatch)
     assert code == 1 and cap2.out == cap.out
     monkeypatch.undo()

@@ -715,7 +715,7 @@ NEW_CASES = {
             for x, lengths in loader:
                 out = model(x)
                 kept = torch.where(out > 0, out, 0)
-                out[out < 0] = 0
+                out.masked_fill_(out < 0, 0)
                 rep = torch.repeat_interleave(out, 2)
                 rep2 = torch.repeat_interleave(out, lengths, output_size=64)
                 loss = kept.sum()
@@ -723,6 +723,21 @@ NEW_CASES = {
                 optimizer.step()
         """,
         [],
+    ),
+    "hpu006 boolean-mask stores and masks from all/any": (
+        """
+        import torch
+        def train(model, loader, optimizer):
+            for x, y in loader:
+                out = model(x)
+                out[out < 0] = 0
+                done = (y == 0).all(-1)
+                out[done] = out[done] * 0.5
+                loss = out.sum()
+                loss.backward()
+                optimizer.step()
+        """,
+        ["HPU006@6", "HPU006@8", "HPU006@8"],
     ),
     "hpu006 seed 001 dynamic op in forward": (
         """

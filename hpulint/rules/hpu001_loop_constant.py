@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import code, names_in
+from hpulint.analysis.syntax import code, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 
@@ -38,43 +38,147 @@ class LoopIteratorConstant(Rule):
     code = "HPU001"
     name = "loop-iterator-constant"
     summary = "a loop counter used as a tensor index, slice bound, size or dim in a step loop"
-    triggers = ("for ", "while ")
+    triggers = ("for ", "while ", "def ")
     fix_safety = "unsafe"
-
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
+        self.tensor_uses: dict = {}  # id(expr) -> values it is combined with (x * steps[i])
+
+    def _counters_possible(self) -> bool:
+        an = self.an
+        return an.loop is not None or bool(an.function.pcounters)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not self._counters_possible():
+            return
+        an = self.an
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(a, cst.Subscript):
+                self.tensor_uses.setdefault(id(a), []).append(an.value(b))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self._counters_possible():
+            return
+        self._subscript_args(node)
+        self._shape_args(node)
+
+    def _subscript_args(self, node: cst.Call) -> None:
+        """`model(x, steps[i])`, `torch.full(..., alphas[i])`: the element goes where a tensor goes."""
+        an = self.an
+        qn = an.qualname(node.func) or ""
+        if not (qn.startswith("torch.") or isinstance(node.func, (cst.Name, cst.Attribute))):
+            return
+        callee = an.value(node.func) if not qn.startswith("torch.") else None
+        for a in node.args:
+            if isinstance(a.value, cst.Subscript):
+                self.tensor_uses.setdefault(id(a.value), []).append(("call", qn, callee))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
-        if an.loop is None or not an.is_tensor(node.value) or an.is_host(node.value):
-            return  # a host tensor's index is a host op: the device gets data, not a constant
+        if not self._counters_possible():
+            return
         for el in node.slice:
             s = el.slice
-            if isinstance(s, cst.Index):
-                parts = [] if an.is_tensor(s.value) else [s.value]
-            else:
-                parts = [p for p in (s.lower, s.upper, s.step) if p is not None]
+            parts = [s.value] if isinstance(s, cst.Index) else [p for p in (s.lower, s.upper, s.step) if p is not None]
             for part in parts:
-                name = an.counter_in(part)
-                if name is not None:
-                    where = "a slice bound" if isinstance(s, cst.Slice) else "a tensor index"
-                    self._report(node, name, where, self._fix(node, name))
-                    return
+                hit = an.counter_in(part)
+                if hit is None:
+                    continue
+                name, origin = hit
+                where = "a slice bound" if isinstance(s, cst.Slice) else "a tensor index"
+                base = an.value(node.value)
+                index = an.value(part) if isinstance(s, cst.Index) else None
+                here = an.here()
+
+                def what(node=node, base=base, index=index, here=here):
+                    if an.is_host(base) or (index is not None and an.is_tensor(index)):
+                        return None  # a host tensor's index is a host op; a tensor index is data
+                    if an.is_device_tensor(base):
+                        return ""
+                    if self._used_with_tensors(node):
+                        return " (the element is used with tensors: a tensor index is a constant in " \
+                               "the graph, a Python number read here is a new scalar every pass)"
+                    return None
+
+                self._report(node, name, origin, where, what, fix=self._fix_later(node, name, origin))
+                return
+
+    def _used_with_tensors(self, node: cst.Subscript) -> bool:
+        an = self.an
+        for use in self.tensor_uses.get(id(node), ()):
+            if isinstance(use, tuple):
+                _, qn, callee = use
+                if qn.startswith("torch.") or (callee is not None and an.is_model(callee)):
+                    return True
+            elif an.is_device_tensor(use):
+                return True
+        return False
+
+    def _shape_args(self, node: cst.Call) -> None:
+        an = self.an
+        func = node.func
+        qn = an.qualname(func) or ""
+        recv = an.value(func.value) if isinstance(func, cst.Attribute) else None
+        if qn in FACTORIES:
+            where, args, need = "a size", [a for a in node.args if a.keyword is None or a.keyword.value == "size"], None
+        elif isinstance(func, cst.Attribute) and func.attr.value in SHAPING and not qn.startswith("torch."):
+            where, args, need = f"an argument of .{func.attr.value}()", list(node.args), recv
+        elif qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in SHAPING | {"cat", "stack"}:
+            where, args, need = f"an argument of {qn}()", list(node.args[1:]), None
+        elif qn.startswith("torch.") or isinstance(func, cst.Attribute):
+            where = "a dim"
+            args = [a for a in node.args if a.keyword is not None and a.keyword.value in SHAPING_KEYWORDS]
+            need = recv if not qn.startswith("torch.") else None
+        else:
+            return
+        for arg in args:
+            hit = an.counter_in(arg.value)
+            if hit is None:
+                continue
+            name, origin = hit
+            val = an.value(arg.value)
+
+            def what(val=val, need=need):
+                if an.is_tensor(val):
+                    return None
+                if need is not None and not an.is_device_tensor(need):
+                    return None
+                return ""
+
+            self._report(node, name, origin, where, what)
+            return
 
     # --- fixes (both unsafe: they change which element is read when, and leave the buffer
     # rolled after the loop; a user must check the loop) ---------------------------------------
 
-    def _fix(self, node: cst.Subscript, name: str):
-        loop = self.an.counter_loop(name)
+    def _fix_later(self, node: cst.Subscript, name: str, origin):
+        """The fix, decided once the project is linked: only for a step loop's own counter, and
+        a device index only into a device tensor (a list has no `.device`)."""
+        if isinstance(origin, str):
+            return None
+        roll = self._fix(node, name, origin, device=False)
+        device = self._device_index_fix(node)
+        base = self.an.value(node.value)
+
+        def build():
+            if not origin.is_step_loop:
+                return None
+            if roll is not None:
+                return roll
+            return device if self.an.is_device_tensor(base) else None
+
+        return build
+
+    def _fix(self, node: cst.Subscript, name: str, loop, device: bool = True):
         if loop is not None and isinstance(loop.node, cst.For):
             key = id(loop.node)
             if key not in self.roll_fixes:
                 self.roll_fixes[key] = self._roll_fix(loop.node, name)
             if self.roll_fixes[key] is not None:
                 return self.roll_fixes[key]
-        return self._device_index_fix(node)
+        return self._device_index_fix(node) if device else None
 
     def _roll_fix(self, loop: cst.For, i: str):
         """The seed's rewrite of ``for i in range(a, n): ... steps[i] ... steps[i + 1]``:
@@ -142,7 +246,7 @@ class LoopIteratorConstant(Rule):
                 if an.counter_in(s) is not None:
                     return None  # a slice bound that changes is a new shape: no data index for it
                 continue
-            if an.counter_in(s.value) is None or an.is_tensor(s.value):
+            if an.counter_in(s.value) is None:
                 continue
             text = code(s.value)
             changes[s.value] = cst.parse_expression(f"{torch}.tensor({text}, device={base}.device)")
@@ -150,39 +254,16 @@ class LoopIteratorConstant(Rule):
             return None
         return Fix(UNSAFE, "index with a device tensor", changes, imports)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _report(self, node: cst.CSTNode, name: str, origin, where: str, what, fix=None) -> None:
         an = self.an
-        if an.loop is None:
-            return
-        func = node.func
-        qn = an.qualname(func) or ""
-        if qn in FACTORIES:
-            where, args = "a size", [a for a in node.args if a.keyword is None or a.keyword.value == "size"]
-        elif isinstance(func, cst.Attribute) and func.attr.value in SHAPING and an.is_tensor(func.value) \
-                and not an.is_host(func.value):
-            where, args = f"an argument of .{func.attr.value}()", list(node.args)
-        elif qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in SHAPING | {"cat", "stack"}:
-            where, args = f"an argument of {qn}()", list(node.args[1:])
-        elif qn.startswith("torch.") or (isinstance(func, cst.Attribute) and an.is_tensor(func.value)):
-            where = "a dim"
-            args = [a for a in node.args if a.keyword is not None and a.keyword.value in SHAPING_KEYWORDS]
-        else:
-            return
-        for arg in args:
-            if an.is_tensor(arg.value):
-                continue
-            name = an.counter_in(arg.value)
-            if name is not None:
-                self._report(node, name, where)
-                return
-
-    def _report(self, node: cst.CSTNode, name: str, where: str, fix=None) -> None:
-        loop = self.an.counter_loop(name)
-        if loop is None:
-            return
+        here = an.here()
 
         def when():
-            return f"the loop {loop.step_reason}" if loop.is_step_loop else None
+            why = an.counter_why(here, origin)
+            if why is None or an.device_excluded(here):
+                return None
+            extra = what()
+            return None if extra is None else why + extra
 
         self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
 

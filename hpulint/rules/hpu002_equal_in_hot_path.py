@@ -59,8 +59,15 @@ class EqualInHotPath(Rule):
             call, a, b = ".equal(...)", cst.Arg(func.value), node.args[0]
         else:
             return
-        self.report(node, MESSAGE.format(call=call, why="{why}"), fix=self._identity_fix(node, a, b),
-                    when=an.hot_context())
+        here = an.here()
+        va, vb = an.value(a.value), an.value(b.value)
+
+        def when():
+            if an.is_host(va) or an.is_host(vb):
+                return None  # two host tensors: no device work to wait for
+            return an.every_step(here)
+
+        self.report(node, MESSAGE.format(call=call, why="{why}"), fix=self._identity_fix(node, a, b), when=when)
 
     def _identity_fix(self, node: cst.Call, a: cst.Arg, b: cst.Arg):
         """`a is b` when both are parameters of the enclosing function (seed 003's MHA case).
@@ -69,8 +76,8 @@ class EqualInHotPath(Rule):
         point when the caller passes the same tensor for both (self-attention), and the reason
         a user must review it.
         """
-        fn = next((s for s in reversed(self.an.scopes) if s.kind == "function"), None)
-        if fn is None or not isinstance(fn.node, cst.FunctionDef):
+        fn = self.an.function
+        if fn.kind != "function" or not isinstance(fn.node, cst.FunctionDef):
             return None
         params = {p.name.value for p in (*fn.node.params.posonly_params, *fn.node.params.params,
                                            *fn.node.params.kwonly_params)}

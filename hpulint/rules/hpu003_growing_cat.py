@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import code, names_in
-from hpulint.model import SAFE, UNSAFE, Fix
+from hpulint.analysis.syntax import code, names_in
+from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
@@ -30,7 +30,7 @@ class GrowingCatAccumulator(Rule):
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
     triggers = ("cat", "stack")
-    fix_safety = "safe or unsafe"
+    fix_safety = "safe"
 
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -49,33 +49,41 @@ class GrowingCatAccumulator(Rule):
             return
         if not any(el.value.deep_equals(target) for el in seq.elements):
             return
-        if all(an.is_host(el.value) for el in seq.elements):
-            return  # a host-side accumulator records nothing on the device
+        pieces = [an.value(el.value) for el in seq.elements]
         text = code(target)
         message = MESSAGE.format(target=text, join=join, why="{why}")
-        fn = next((s for s in reversed(an.scopes) if s.kind == "function"), None)
-        if _persistent(target) and fn is not None:
+        fn = an.function
+        here = an.here()
+        if _persistent(target) and fn.kind == "function":
             # lives across calls: grows on every call of the method that extends it
             if fn.name in SETUP_METHODS:
                 return
             loop = an.loop
-            self.report(node, message, when=lambda: (
-                f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
-                                      if loop is not None and loop.is_step_loop else ", on every call")))
+
+            def when_persistent():
+                if all(an.is_host(p) for p in pieces) or an.device_excluded(here):
+                    return None
+                return f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
+                                           if loop is not None and loop.is_step_loop else ", on every call")
+
+            self.report(node, message, when=when_persistent)
             return
         loop = an.loop  # a local name, or module-level state: grows once per pass of a loop
         if loop is None:
             return
+        if isinstance(target, cst.Name) and an.defined_in_pass(target.value, loop):
+            return  # rebuilt earlier in the same pass: `inp = scale(x); inp = cat([inp, extra])`
         is_while = isinstance(loop.node, cst.While)
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
-        hot = an.hot_context()
 
         def when():
+            if all(an.is_host(p) for p in pieces) or an.device_excluded(here):
+                return None  # a host-side accumulator records nothing on the device
             if loop.is_step_loop:
                 return f"in a loop that {loop.step_reason}"
             # a while loop grows without a fixed bound; in code run every step that is a new
             # shape every step (a `for` over a fixed range inside forward() is one graph)
-            why = hot() if is_while else None
+            why = an.hot_reason(here) if is_while else None
             return f"in a while loop {why}" if why else None
 
         self.report(node, message, fix=fix, when=when)
@@ -83,8 +91,9 @@ class GrowingCatAccumulator(Rule):
     def _list_fix(self, node: cst.Assign, target, value: cst.Call, seq, join: str):
         """Collect the pieces in a list in the loop and concatenate once after it.
 
-        Safe when the accumulator is read nowhere else in the loop (nothing can see the
-        difference); unsafe when it is, since it no longer holds the running total there.
+        Offered only when the accumulator is read nowhere else in the loop, so nothing can see
+        the difference (it is safe then); an accumulator the loop reads keeps no fix: the list
+        would no longer hold the running total there.
         """
         an = self.an
         stmt, loop = an.statement, an.loop
@@ -96,7 +105,9 @@ class GrowingCatAccumulator(Rule):
             return None  # only appending (acc first) keeps the order with a list
         acc = target.value
         uses = sum(1 for n in names_in(loop.node.body) if n == acc)
-        applicability = SAFE if uses == 2 else UNSAFE
+        if uses != 2 or _has_escape(loop.node.body, acc):
+            return None
+        applicability = SAFE
         parts = _fresh_name(self.ctx.source, f"{acc}_parts")
         others = [el.value for el in seq.elements[1:]]
         if len(others) == 1:
@@ -118,6 +129,18 @@ class GrowingCatAccumulator(Rule):
             loop.node: around,
         }
         return Fix(applicability, f"collect into `{parts}` and concatenate once after the loop", changes)
+
+
+def _has_escape(body: cst.CSTNode, name: str) -> bool:
+    """A nested function or lambda in the loop that could read ``name`` later, or a ``del``."""
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Del, cst.Global, cst.Nonlocal)):
+            if name in set(names_in(n)) or isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+                return True
+        stack.extend(n.children)
+    return False
 
 
 def _persistent(target: cst.BaseExpression) -> bool:

@@ -42,57 +42,40 @@ class MissingMarkStep(Rule):
     fix_safety = "safe"
 
 
-    def visit_For(self, node: cst.For) -> None:
-        self._check(node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._check(node)
-
-    def _check(self, node: cst.CSTNode) -> None:
-        loop = self.an.loop
-        if loop is not None and loop.node is node:
-            self.loops.append(loop)
-
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self.loops: list = []
-
     def finish(self) -> None:
         an = self.an
-        target = an.target
-        if target is None:
-            return
-        facts = {id(lp): self._gather(lp) for lp in self.loops}
-        trains = {key for key, f in facts.items() if f[0] and f[1]}
-        for loop in self.loops:
-            if id(loop) not in trains:
+        trains = {}
+        for loop in an.all_loops:
+            target = an.target_of(loop.scope)
+            if target is None or not loop.is_step_loop:
                 continue
+            if getattr(loop.scope, "compiled_reason", None) or "compile" in an.evidence:
+                continue  # torch.compile / eager mode: no lazy graph to cut
+            facts = an.loop_training(loop)
+            if facts["backward"] and facts["opt_step"]:
+                trains[id(loop)] = (loop, target, facts)
+        for loop, target, facts in trains.values():
             # the training loop is the innermost one that runs both: an epoch loop around it
             # is not reported again
             if any(id(lp) in trains for lp in an.all_loops if lp is not loop and loop in lp.chain()):
                 continue
-            self._check_loop(loop, target, *facts[id(loop)])
+            self._check_loop(loop, target, facts)
 
-    def _gather(self, loop) -> tuple:
-        """backward() and step() calls, markers, and whether a called function or the loader
-        marks steps: the loop's own, its nested loops' and those of the functions they call."""
+    def _own(self, loop) -> tuple:
+        """backward(), step() and marker calls written in the loop's body and nested loops."""
         an = self.an
-        inner = [lp for lp in an.all_loops if loop in lp.chain()]
-        backward, steps, markers, callees = [], [], [], []
-        for lp in inner:
-            backward += lp.facts.backward
-            steps += lp.facts.opt_step
-            markers += lp.facts.markers
-            callees += an.callees(lp.scope, lp.facts.calls)
-        other_marks = any(lp.loader_marks for lp in inner)
-        for fn in an.closure(callees):
-            backward += fn.facts.backward
-            steps += fn.facts.opt_step
-            other_marks = other_marks or bool(fn.facts.markers)
-        return backward, steps, markers, other_marks
+        backward, steps, markers = [], [], []
+        for lp in an.all_loops:
+            if loop in lp.chain():
+                backward += lp.facts.backward
+                steps += lp.facts.opt_step
+                markers += lp.facts.markers
+        return backward, steps, markers
 
-    def _check_loop(self, loop, target: str, backward, steps, markers, other_marks) -> None:
-        if markers or other_marks:
+    def _check_loop(self, loop, target: str, facts: dict) -> None:
+        backward, steps, markers = self._own(loop)
+        other_marks = facts["callee_markers"] or facts["loader"]
+        if facts["markers"] or other_marks:
             if target == "hpu" and markers and not other_marks:
                 self._gaudi_order(loop, backward, steps, markers)
             return
@@ -107,8 +90,8 @@ class MissingMarkStep(Rule):
         """(last backward() before the first step(), that step()), both in the loop's own body."""
         order = self.an.call_order
         own = set(map(id, loop.facts.backward)) | set(map(id, loop.facts.opt_step))
-        if not all(id(n) in own for n in (*backward, *steps)):
-            return None  # spread over functions
+        if not backward or not steps or not all(id(n) in own for n in (*backward, *steps)):
+            return None  # spread over functions or nested loops
         b = min(order[id(n)] for n in backward)
         s_nodes = [n for n in steps if order[id(n)] > b]
         if not s_nodes:

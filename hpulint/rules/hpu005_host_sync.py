@@ -24,50 +24,72 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "f\"", "f'")
+                "set_postfix", "f\"", "f'", ".to(")
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        if an.function.kind == "module" and an.loop is None:
+            return
         func = node.func
-        what = None
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             recv = func.value
-            if an.is_host(recv):
-                return
-            if method == "item" and not node.args and not _is_cpu_call(recv):
-                what = "`.item()`"
-            elif method == "cpu" and not node.args and not an.is_model_name(recv) and an.is_tensor(recv):
-                what = "`.cpu()`"
-            elif method in ("tolist", "numpy") and not node.args and an.is_tensor(recv) and not _is_cpu_call(recv):
-                what = f"`.{method}()`"
-            elif method == "set_postfix" and any(an.is_tensor(a.value) or _dict_has_tensor(an, a.value)
-                                                 for a in node.args):
-                what = "a progress-bar postfix with a tensor"
+            if _is_cpu_call(recv):
+                return  # x.cpu().item(): the .cpu() is the sync, reported there
+            v = an.value(recv)
+            if method == "item" and not node.args:
+                self._report(node, "`.item()`", v, strict=False)
+            elif method == "cpu" and not node.args:
+                self._report(node, "`.cpu()`", v)
+            elif method == "to" and node.args and _to_cpu(an, node):
+                self._report(node, "`.to(\"cpu\")`", v)
+            elif method in ("tolist", "numpy") and not node.args:
+                self._report(node, f"`.{method}()`", v)
+            elif method == "set_postfix":
+                vals = [an.value(a.value) for a in node.args] + [
+                    an.value(el.value) for a in node.args if isinstance(a.value, cst.Dict)
+                    for el in a.value.elements if isinstance(el, cst.DictElement)]
+                self._report_any(node, "a progress-bar postfix with a tensor", vals)
         elif isinstance(func, cst.Name):
-            if func.value in CONVERSIONS and len(node.args) == 1 and an.is_tensor(node.args[0].value) \
-                    and not an.is_host(node.args[0].value):
-                what = f"`{func.value}()` of a tensor"
-            elif func.value == "print" and any(an.is_tensor(a.value) for a in node.args if a.keyword is None):
-                what = "printing a tensor"
-        if what is not None:
-            self._report(node, what)
+            if func.value in CONVERSIONS and len(node.args) == 1:
+                self._report(node, f"`{func.value}()` of a tensor", an.value(node.args[0].value))
+            elif func.value == "print":
+                vals = [an.value(a.value) for a in node.args if a.keyword is None]
+                self._report_any(node, "printing a tensor", vals)
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
-        if self.an.is_tensor(node.expression):
-            self._report(node, "formatting a tensor into a string")
-
-    def _report(self, node: cst.CSTNode, what: str) -> None:
         an = self.an
-        if an.loop is None and not any(s.kind == "function" for s in an.scopes):
+        if an.function.kind == "module" and an.loop is None:
             return
-        if an.under_log_guard():
-            return
-        hot = an.hot_context()
-        loops = list(an.loop.chain()) if an.loop is not None else []
+        self._report(node, "formatting a tensor into a string", an.value(node.expression))
+
+    def _report(self, node: cst.CSTNode, what: str, val, strict: bool = True) -> None:
+        """``strict``: the value must be known to be a device tensor (else: not known to be on
+        the host, as for `.item()`, which only tensors and NumPy scalars have)."""
+        an = self.an
+
+        def is_sync(val=val):
+            if an.is_host(val):
+                return False
+            return an.is_device_tensor(val) if strict else an.kind(val) not in ("scalar", "other", "seq", "none")
+
+        self._defer(node, what, lambda: is_sync())
+
+    def _report_any(self, node: cst.CSTNode, what: str, vals: list) -> None:
+        an = self.an
+        self._defer(node, what, lambda: any(an.is_device_tensor(v) for v in vals))
+
+    def _defer(self, node: cst.CSTNode, what: str, is_sync) -> None:
+        an = self.an
+        here = an.here()
+        loops = list(here.loop.chain()) if here.loop is not None else []
 
         def when():
-            why = hot()
+            if not is_sync():
+                return None
+            if an.log_guarded(here) or an.device_excluded(here):
+                return None
+            why = an.hot_reason(here)
             if why is None:
                 carried = next((lp for lp in loops if lp.facts.carried), None)
                 if carried is not None:
@@ -77,12 +99,12 @@ class HostSyncEveryStep(Rule):
         self.report(node, MESSAGE.format(what=what, why="{why}"), when=when)
 
 
+def _to_cpu(an, call: cst.Call) -> bool:
+    from hpulint.analysis.build import method_hint
+
+    return method_hint(an, call, "to") == "cpu"
+
+
 def _is_cpu_call(node: cst.BaseExpression) -> bool:
     """x.cpu() or x.detach().cpu(): already on the host (the .cpu() call is the sync)."""
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cpu", "numpy")
-
-
-def _dict_has_tensor(an, node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Dict):
-        return any(isinstance(el, cst.DictElement) and an.is_tensor(el.value) for el in node.elements)
-    return False

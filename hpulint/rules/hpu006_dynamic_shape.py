@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.build import mask_value
 from hpulint.rules.base import Rule
 
 DYNAMIC = {
@@ -22,6 +23,10 @@ DYNAMIC = {
     "unique_consecutive": "torch.unique_consecutive",
 }
 ALTERNATIVE = {
+    "store": "Keep the shape static: `x = torch.where(mask, v, x)` or `x.masked_fill_(mask, v)` instead "
+             "of storing through the mask",
+    "host-index": "Keep the selection on the device with a fixed shape (`torch.where`, a padded index), "
+                  "or do the indexing on the host",
     "mask": "Keep the shape static: `torch.where(mask, x, 0)` (or multiply by the mask) instead of "
             "selecting the elements",
     "nonzero": "Keep the shape static (`torch.where(mask, x, 0)`, a padded `topk`), or isolate "
@@ -43,7 +48,7 @@ class DynamicShapeInHotPath(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.stores: set = set()  # ids of subscripts written to: x[mask] = v keeps x's shape
+        self.stores: set = set()  # ids of subscripts written to (x[mask] = v)
         self.covered: set = set()  # where(...) calls already reported as the index they make
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -54,47 +59,94 @@ class DynamicShapeInHotPath(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
-        if id(node) in self.stores or not an.is_tensor(node.value) or an.is_host(node.value):
-            return
+        base = an.value(node.value)
+        store = id(node) in self.stores
         for el in node.slice:
             s = el.slice
-            if isinstance(s, cst.Index) and (an.is_mask(s.value) or _is_where1(an, s.value)):
-                self.covered.add(id(s.value))
-                self._report(node, "boolean-mask indexing", "mask")
-                return
-            if isinstance(s, cst.Slice) and any(
-                    p is not None and an.is_data_scalar(p) for p in (s.lower, s.upper, s.step)):
-                self._report(node, "a slice bound read from tensor data", "slice")
-                return
+            if isinstance(s, cst.Index):
+                idx = s.value
+                if _is_where1(an, idx):
+                    self.covered.add(id(idx))
+                    self._report(node, "boolean-mask indexing", "mask", lambda: an.is_device_tensor(base))
+                    return
+                v = an.value(idx)
+                if mask_value(v) or isinstance(idx, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+                    what = "a boolean-mask store" if store else "boolean-mask indexing"
+
+                    def is_mask(v=v, base=base):
+                        return an.is_device_tensor(base) and an.is_mask(v)
+
+                    self._report(node, what, "store" if store else "mask", is_mask)
+
+                    def host_index(v=v, base=base):
+                        return an.is_device_tensor(base) and an.is_host(v)
+
+                    if not store and _host_array_source(an, idx):
+                        self._report(node, "a host index array (from NumPy) into a device tensor", "host-index",
+                                     host_index)
+                    return
+            elif not store:
+                bounds = [an.value(p) for p in (s.lower, s.upper, s.step) if p is not None]
+                if bounds:
+                    def data_bound(bounds=bounds, base=base):
+                        return an.is_device_tensor(base) and any(
+                            an.is_data_scalar(b) or an.is_device_tensor(b) for b in bounds)
+
+                    self._report(node, "a slice bound read from tensor data", "slice", data_bound)
+                    return
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         func = node.func
         qn = an.qualname(func) or ""
         method = func.attr.value if isinstance(func, cst.Attribute) else None
-        if qn.startswith("torch.") and node.args and an.is_host(node.args[0].value):
-            return  # torch.unique(host_tensor): runs on the host, the device sees its result as data
+        first = an.value(node.args[0].value) if node.args else None
         if _is_where1(an, node):
             if id(node) not in self.covered:
-                self._report(node, "one-argument `torch.where`", "nonzero")
+                self._report(node, "one-argument `torch.where`", "nonzero", lambda: not an.is_host(first))
             return
         for leaf, full in DYNAMIC.items():
-            if qn == full or (method == leaf and an.is_tensor(func.value) and not an.is_host(func.value)):
-                self._report(node, f"`{leaf}`", "nonzero")
+            if qn == full:
+                self._report(node, f"`{leaf}`", "nonzero", lambda: not an.is_host(first))
                 return
-        if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and an.is_tensor(func.value)):
+            if method == leaf and not qn.startswith(("torch.", "numpy.")):
+                recv = an.value(func.value)
+                self._report(node, f"`{leaf}`", "nonzero", lambda recv=recv: an.is_device_tensor(recv))
+                return
+        if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and not qn.startswith("torch.")):
             repeats = node.args[1:2] if qn == "torch.repeat_interleave" else node.args[:1]
             if any(a.keyword is not None and a.keyword.value == "output_size" for a in node.args):
                 return
-            if repeats and not an.is_tensor(repeats[0].value):
-                return  # an int repeat count: the output shape is static
-            self._report(node, "`repeat_interleave` without `output_size`", "repeat_interleave")
+            if not repeats:
+                return
+            rep = an.value(repeats[0].value)
+            recv = first if qn == "torch.repeat_interleave" else an.value(func.value)
+            self._report(node, "`repeat_interleave` without `output_size`", "repeat_interleave",
+                         lambda: an.is_device_tensor(recv) and an.is_tensor(rep))
 
-    def _report(self, node: cst.CSTNode, what: str, kind: str) -> None:
-        self.report(node, MESSAGE.format(what=what, why="{why}", alternative=ALTERNATIVE[kind]),
-                    when=self.an.hot_context())
+    def _report(self, node: cst.CSTNode, what: str, kind: str, check) -> None:
+        an = self.an
+        here = an.here()
+
+        def when():
+            if not check():
+                return None
+            return an.every_step(here)
+
+        self.report(node, MESSAGE.format(what=what, why="{why}", alternative=ALTERNATIVE[kind]), when=when)
 
 
 def _is_where1(an, node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
         and node.args[0].keyword is None
+
+
+def _host_array_source(an, node: cst.BaseExpression) -> bool:
+    """An index NumPy builds from data (`np.where(m)[0]`, `np.nonzero(m)`, `np.flatnonzero(m)`)."""
+    while isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Call):
+        return (an.qualname(node.func) or "") in ("numpy.where", "numpy.nonzero", "numpy.flatnonzero",
+                                                   "numpy.argwhere", "numpy.unique")
+    return False
+

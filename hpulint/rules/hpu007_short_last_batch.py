@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import dotted, names_in
+from hpulint.analysis.syntax import dotted, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 
@@ -79,16 +79,18 @@ class ShortLastBatch(Rule):
 
     def finish(self) -> None:
         an = self.an
-        target = an.target
-        if target is None or not self.loaders:
+        if not self.loaders:
             return
         fed = []
         for loop in an.all_loops:
             if not loop.is_step_loop or not isinstance(loop.node, cst.For):
                 continue
+            target = an.target_of(loop.scope)
+            if target is None or getattr(loop.scope, "compiled_reason", None):
+                continue
             it = loop.node.iter
-            fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it))
-        for names, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
+            fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it, target))
+        for names, _, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
             todo = [n for n in names if n in self.wraps]
             while todo:
                 for inner in self.wraps[todo.pop()]:
@@ -97,11 +99,11 @@ class ShortLastBatch(Rule):
                         todo += [inner] if inner in self.wraps else []
         for call, name in self.loaders:
             if name is None:
-                hit = any(call in set(_calls_in(it)) for _, it in fed)
+                hit = next((t for _, it, t in fed if call in set(_calls_in(it))), None)
             else:
-                hit = any(name in names for names, _ in fed)
+                hit = next((t for names, _, t in fed if name in names), None)
             if hit:
-                self.report(call, MESSAGE.format(target=target), fix=_drop_last_fix(call))
+                self.report(call, MESSAGE.format(target=hit), fix=_drop_last_fix(call))
 
 
 def _calls_in(node: cst.CSTNode):

@@ -38,12 +38,17 @@ class DataDependentControlFlow(Rule):
 
     def _check(self, test: cst.BaseExpression, kind: str) -> None:
         an = self.an
-        if an.under_log_guard():
-            return  # a check on logging steps only, like a logged .item()
-        for part in _operands(test, an):
-            if an.is_tensor(part) and not an.is_host(part):
-                self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=an.hot_context())
-                return
+        parts = [an.value(p) for p in _operands(test, an)]
+        if not parts:
+            return
+        here = an.here()
+
+        def when():
+            if not any(an.is_device_tensor(p) for p in parts):
+                return None
+            return an.every_step(here)  # not on logging steps only, nor off the target device
+
+        self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=when)
 
 
 def _operands(test: cst.BaseExpression, an):
@@ -54,10 +59,19 @@ def _operands(test: cst.BaseExpression, an):
     while stack:
         n = stack.pop()
         if isinstance(n, cst.BooleanOperation):
-            if isinstance(n.operator, cst.And) and an.is_interval_test(n.left):
+            if isinstance(n.operator, cst.And) and _interval(an, n.left):
                 continue
             stack += (n.left, n.right)
         elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             stack.append(n.expression)
         else:
             yield n
+
+
+def _interval(an, test: cst.BaseExpression) -> bool:
+    from hpulint.analysis.guards import is_interval_test
+
+    counters = set()
+    for lp in an.loop.chain() if an.loop is not None else ():
+        counters |= lp.counters
+    return is_interval_test(test, counters)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import dotted
+from hpulint.analysis.syntax import dotted
 from hpulint.rules.base import Rule
 
 GRAPH_WRAPPERS = ("make_graphed_callables",)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import code, dotted
+from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -28,30 +28,7 @@ class ContextManagerBreaksCompile(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.uses: list = []  # (WithItem, enclosing function scope)
-        self.compiled_names: set = set()
-        self.compiles_module = False
-        self.decorated: set = set()  # ids of FunctionDef nodes decorated with torch.compile
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for dec in node.decorators:
-            d = dec.decorator
-            target = d.func if isinstance(d, cst.Call) else d
-            if self.an.qualname(target) == "torch.compile":
-                self.decorated.add(id(node))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        an = self.an
-        func = node.func
-        if an.qualname(func) == "torch.compile" and node.args:
-            arg = node.args[0].value
-            name = dotted(arg)
-            if name and name in an.functions_by_name:
-                self.compiled_names.add(name)
-            else:
-                self.compiles_module = True
-        elif isinstance(func, cst.Attribute) and func.attr.value == "compile" and an.is_model_name(func.value):
-            self.compiles_module = True
+        self.uses: list = []  # (WithItem, enclosing function scope, spelled name)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         item = node.item
@@ -60,17 +37,13 @@ class ContextManagerBreaksCompile(Rule):
         qn = self.an.qualname(item.func) or ""
         if not (qn.endswith("sdp_kernel") and qn.startswith(("habana_frameworks", "torch.hpu"))):
             return
-        fn = next((s for s in reversed(self.an.scopes) if s.kind == "function"), None)
-        if fn is not None:
+        fn = self.an.function
+        if fn.kind == "function":
             self.uses.append((node, fn, code(item.func)))
 
     def finish(self) -> None:
-        an = self.an
-        roots = [fn for fn in an.all_functions
-                 if id(fn.node) in self.decorated or fn.name in self.compiled_names
-                 or (self.compiles_module and fn.is_forward)]
-        compiled = {id(fn): fn for fn in an.closure(roots)}
         for item, fn, cm in self.uses:
-            if id(fn) in compiled:
-                why = f"in {fn.name}()"
+            reason = getattr(fn, "compiled_reason", None)
+            if reason:
+                why = f"in {fn.name}(), {reason}"
                 self.report(item, MESSAGE.format(cm=cm + "(...)", why=why))

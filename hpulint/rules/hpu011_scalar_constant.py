@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.loops import is_number_arith
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -33,20 +34,26 @@ class LoopScalarConstant(Rule):
         self._check(node, node.target, node.value)
 
     def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        """A counter (or int arithmetic on one) as an operand next to a tensor: never a call
+        argument or a tuple element, which the operand test already excludes."""
         an = self.an
-        if an.loop is None:
+        if an.loop is None and not an.function.pcounters:
             return
         for tensor_side, scalar_side in ((left, right), (right, left)):
-            if an.is_tensor(tensor_side) and not an.is_tensor(scalar_side):
-                name = an.counter_in(scalar_side)
-                if name is None:
-                    continue
-                loop = an.counter_loop(name)
-                if loop is None:
-                    return
+            if not is_number_arith(scalar_side) or isinstance(scalar_side, (cst.Integer, cst.Float)):
+                continue
+            hit = an.counter_in(scalar_side)
+            if hit is None:
+                continue
+            name, origin = hit
+            tv, sv = an.value(tensor_side), an.value(scalar_side)
+            here = an.here()
 
-                def when(loop=loop):
-                    return f"the loop {loop.step_reason}" if loop.is_step_loop else None
+            def when(origin=origin, tv=tv, sv=sv, here=here):
+                if not an.is_device_tensor(tv) or an.is_tensor(sv):
+                    return None
+                why = an.counter_why(here, origin)
+                return None if why is None or an.device_excluded(here) else why
 
-                self.report(node, MESSAGE.format(name=name, why="{why}"), when=when)
-                return
+            self.report(node, MESSAGE.format(name=name, why="{why}"), when=when)
+            return

@@ -1,0 +1,287 @@
+"""From an expression to its value (:mod:`hpulint.analysis.values`), at the point of the walk.
+
+Names take the value of their current binding (so ``x = x.cpu()`` makes ``x`` a host value from
+there on); torch, NumPy and builtin calls get their kind from tables; calls of project functions
+and methods stay symbolic (``Ret``, ``Meth``) until the project is linked.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.names import (
+    CONVERSIONS, HOST_FACTORIES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
+)
+from hpulint.analysis.syntax import keyword, string_value
+from hpulint.analysis.values import (
+    Arith, Attr, CallV, Elem, Join, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    V_NONE, V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
+)
+
+_NUMBER_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "bool", "complex", "divmod", "hash"})
+_SEQ_BUILTINS = frozenset({"range", "list", "tuple", "sorted", "reversed", "zip", "enumerate", "map",
+                           "filter", "set", "frozenset"})
+_OTHER_BUILTINS = frozenset({"dict", "str", "repr", "format", "isinstance", "issubclass", "hasattr",
+                             "type", "print", "open", "id", "callable", "vars", "dir", "super",
+                             "object", "slice", "bytes", "chr", "ord", "input"})
+_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float", "half", "double", "int8",
+                     "int16", "int32", "int64", "long", "int", "bool", "uint8", "complex64", "float8_e4m3fn",
+                     "float8_e5m2"})
+OPTIMIZER_MODULES = ("torch.optim.", "habana_frameworks.torch.hpex.optimizers.", "transformers.optimization.",
+                     "apex.optimizers.", "bitsandbytes.optim.", "torch_xla.amp.syncfree.")
+LOADER_CALLS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
+
+
+def value(an, node: cst.BaseExpression) -> Val:
+    """The value ``node`` holds at this point of the walk."""
+    cache = an.value_cache
+    hit = cache.get(id(node))
+    if hit is not None:
+        return hit
+    v = _value(an, node)
+    cache[id(node)] = v
+    return v
+
+
+def _value(an, node) -> Val:
+    tp = type(node)
+    if tp is cst.Name:
+        return an.lookup(node.value)
+    if tp is cst.Call:
+        return call_value(an, node)
+    if tp is cst.Attribute:
+        qn = an.qualname(node)
+        if qn is not None and qn.startswith(("torch.", "numpy.", "math.")):
+            return V_SCALAR if qn in ("torch.pi", "math.pi", "math.e", "numpy.pi") else V_OTHER
+        return Attr(value(an, node.value), node.attr.value)
+    if tp is cst.Subscript:
+        base = value(an, node.value)
+        if any(isinstance(el.slice, cst.Slice) for el in node.slice):
+            return base  # a slice of a tensor is a tensor, of a list a list
+        if len(node.slice) == 1:
+            return Elem(base, _int_literal(node.slice[0].slice.value))
+        return Elem(base)
+    if tp is cst.BinaryOperation:
+        return arith(value(an, node.left), value(an, node.right))
+    if tp is cst.Comparison:
+        ops = [c.operator for c in node.comparisons]
+        if any(isinstance(o, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for o in ops):
+            return V_SCALAR
+        parts = (value(an, node.left), *(value(an, c.comparator) for c in node.comparisons))
+        return Arith(parts, "cmp")
+    if tp is cst.UnaryOperation:
+        if isinstance(node.operator, cst.Not):
+            return V_SCALAR
+        return value(an, node.expression)
+    if tp is cst.BooleanOperation:
+        return join((value(an, node.left), value(an, node.right)))
+    if tp is cst.IfExp:
+        return join((value(an, node.body), value(an, node.orelse)))
+    if tp in (cst.Integer, cst.Float, cst.Imaginary):
+        return V_SCALAR
+    if tp in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+        return V_OTHER
+    if tp is cst.Tuple:
+        if any(isinstance(el, cst.StarredElement) for el in node.elements):
+            return V_SEQ
+        return Tup(tuple(value(an, el.value) for el in node.elements))
+    if tp in (cst.List, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp):
+        return V_SEQ
+    if tp in (cst.Dict, cst.DictComp, cst.Lambda, cst.Ellipsis):
+        return V_OTHER
+    if tp is cst.NamedExpr:
+        return value(an, node.value)
+    if tp is cst.Await:
+        return value(an, node.expression)
+    return V_UNKNOWN
+
+
+def arith(a: Val, b: Val) -> Val:
+    """``a op b``, flattened (a long sum stays one value), at most 8 parts."""
+    parts = []
+    for v in (a, b):
+        if isinstance(v, Arith) and v.op == "arith":
+            parts.extend(v.parts)
+        elif v not in parts:
+            parts.append(v)
+    out = []
+    for v in parts:
+        if v not in out:
+            out.append(v)
+    return Arith(tuple(out[:8]))
+
+
+def _int_literal(node) -> Optional[int]:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
+            and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.evaluated_value)
+    return None
+
+
+def method_hint(an, call: cst.Call, name: str) -> str:
+    """What a method's arguments say: "cpu" (moved to the host), "dtype" (only a dtype),
+    "device" (moved somewhere else), "args" (some arguments), "" (none)."""
+    if not call.args:
+        return "device" if name == "cuda" else ""
+    if name in ("to", "cuda", "type"):
+        dtype_only = True
+        for a in call.args:
+            v = a.value
+            if a.keyword is not None and a.keyword.value == "dtype":
+                continue
+            if a.keyword is not None and a.keyword.value not in ("device",):
+                continue
+            if _is_cpu(an, v):
+                return "cpu"
+            if not _is_dtype(an, v):
+                dtype_only = False
+        return "dtype" if dtype_only else "device"
+    return "args"
+
+
+def _is_cpu(an, node) -> bool:
+    s = string_value(node)
+    if s is not None:
+        return s == "cpu" or s.startswith("cpu:")
+    if isinstance(node, cst.Call) and an.qualname(node.func) == "torch.device" and node.args:
+        return _is_cpu(an, node.args[0].value)
+    return False
+
+
+def _is_dtype(an, node) -> bool:
+    qn = an.qualname(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
+    if qn and qn.startswith("torch.") and qn[6:] in _DTYPES:
+        return True
+    return isinstance(node, cst.Attribute) and node.attr.value == "dtype"
+
+
+def call_value(an, call: cst.Call) -> Val:
+    func = call.func
+    qn = an.qualname(func)
+    if qn is not None:
+        v = known_call(an, qn, call)
+        if v is not None:
+            return v
+    if isinstance(func, cst.Name) and func.value not in an.bound_names():
+        b = builtin_call(an, func.value, call)
+        if b is not None:
+            return b
+    fv = value(an, func)
+    if isinstance(fv, Sym):
+        return Ret(fv.ref)
+    if isinstance(fv, Attr):
+        return Meth(fv.base, fv.name, method_hint(an, call, fv.name))
+    return CallV(fv)
+
+
+def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
+    args = [a for a in call.args if a.keyword is None]
+    if name in _NUMBER_BUILTINS:
+        return Arith(tuple(value(an, a.value) for a in args[:1]), "num") if args else V_SCALAR
+    if name in ("min", "max", "sum"):
+        if len(args) == 1:
+            return V_UNKNOWN if name != "sum" else Arith((Elem(value(an, args[0].value)),), "arith")
+        return join(tuple(value(an, a.value) for a in args))
+    if name in ("iter",):
+        return value(an, args[0].value) if args else V_UNKNOWN
+    if name == "next":
+        return Elem(value(an, args[0].value)) if args else V_UNKNOWN
+    if name == "getattr" and len(args) >= 2:
+        attr = string_value(args[1].value)
+        return Attr(value(an, args[0].value), attr) if attr else V_UNKNOWN
+    if name in _SEQ_BUILTINS:
+        return V_SEQ
+    if name in _OTHER_BUILTINS:
+        return V_OTHER
+    return None
+
+
+def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
+    """The value of a call of a library API we know by name, or None."""
+    if qn.startswith("numpy.") or qn.startswith("math."):
+        return V_HOST if qn.startswith("numpy.") else V_SCALAR
+    if qn in LOADER_CALLS:
+        return V_LOADER
+    if qn in MARKING_LOADERS:
+        return V_MLOADER
+    if qn.startswith(OPTIMIZER_MODULES) and qn.rsplit(".", 1)[-1][:1].isupper() \
+            and "lr_scheduler" not in qn and "Scheduler" not in qn:
+        return V_OPTIMIZER
+    if not qn.startswith("torch."):
+        return None
+    leaf = qn.rsplit(".", 1)[-1]
+    if qn in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return V_TENSOR
+    if qn == "torch.compile":
+        return value(an, call.args[0].value) if call.args else V_OTHER
+    if qn in MASK_FUNCTIONS:
+        return Arith(_arg_values(an, call), "cmp")
+    if qn in HOST_FACTORIES:
+        device = keyword(call, "device")
+        if device is not None:
+            return V_HOST if _is_cpu(an, device) else V_TENSOR
+        if qn in CONVERSIONS or not an.default_device_set:
+            return V_HOST
+        return V_TENSOR
+    if qn == "torch.nn.utils.clip_grad_norm_" or qn == "torch.nn.utils.clip_grad.clip_grad_norm_":
+        return V_TENSOR
+    if qn in ("torch.utils.checkpoint.checkpoint",):
+        return V_TENSOR
+    if qn in ("torch.autograd.grad",):
+        return V_SEQ_TENSOR
+    if any(qn.startswith(p) for p in NON_TENSOR_NAMESPACES):
+        return V_OTHER
+    if qn.startswith("torch.nn.") and leaf[:1].isupper():
+        return V_MODEL
+    if any(qn.startswith(p) and "." not in qn[len(p):] for p in TENSOR_NAMESPACES):
+        if leaf in TUPLE_OF_TENSORS_TORCH:
+            if leaf == "where":
+                return _torch_op(an, call) if len(call.args) >= 3 else V_SEQ_TENSOR
+            if leaf in ("max", "min", "median", "unique", "nonzero"):
+                many = len(call.args) > 1 or any(a.keyword is not None for a in call.args)
+                return V_SEQ_TENSOR if many and leaf != "nonzero" else _torch_op(an, call)
+            return V_SEQ_TENSOR
+        if leaf in ("equal", "allclose", "is_nonzero"):
+            return V_DATA
+        if leaf in NON_TENSOR_TORCH or leaf.startswith("is_") or not leaf[:1].islower():
+            return V_OTHER
+        return _torch_op(an, call)
+    return None
+
+
+def _arg_values(an, call: cst.Call) -> tuple:
+    out = []
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value not in ("input", "other", "tensors"):
+            continue
+        v = a.value
+        if isinstance(v, (cst.List, cst.Tuple)):
+            out.extend(value(an, el.value) for el in v.elements[:4])
+        else:
+            out.append(value(an, v))
+    return tuple(out[:4])
+
+
+def _torch_op(an, call: cst.Call) -> Val:
+    device = keyword(call, "device")
+    if device is not None:
+        return V_HOST if _is_cpu(an, device) else V_TENSOR
+    parts = _arg_values(an, call)
+    return Arith(parts, "torch") if parts else V_TENSOR
+
+
+def mask_value(v: Val) -> bool:
+    """Structurally a boolean-mask candidate: a comparison, a mask function or method (whether
+    it is a device tensor is decided when the project is linked)."""
+    if v is V_MASK:
+        return True
+    if isinstance(v, Arith):
+        return v.op == "cmp"
+    if isinstance(v, Meth):
+        return v.name in MASK_METHODS
+    if isinstance(v, Join):
+        return any(mask_value(p) for p in v.parts)
+    return False

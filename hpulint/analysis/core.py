@@ -1,0 +1,201 @@
+"""The narrow interface rules ask: :class:`Analysis`.
+
+While the file is walked, a rule reads the facts around its node (``an.loop``, ``an.function``,
+``an.value(expr)``, ``an.counter_in(expr)``, ``an.here()``) and reports, with a deferred
+condition when the answer needs the whole project. After the walk the engine links the project
+and calls :meth:`Analysis.bind`; then the deferred conditions run and may ask what values *are*
+(``an.is_tensor(v)``, ``an.is_host(v)``...), whether a loop is a step loop
+(``loop.is_step_loop``), whether a function is hot, and whether a point runs every step
+(``an.every_step(here)``), all answered through the project facts.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from hpulint.analysis import guards
+from hpulint.analysis.facts import FileEnv, FileFacts
+from hpulint.analysis.state import Loop, Scope
+from hpulint.analysis.values import (
+    DATA, DEVICE_TENSORS, HOST, MASK, MODEL, SEQ_TENSOR, TENSOR, R, Resolver, Val,
+)
+from hpulint.analysis.walker import Walker
+
+
+class Here(NamedTuple):
+    """Where a report was made: its function, loop and the `if` branches around it."""
+
+    function: Scope
+    loop: Optional[Loop]
+    branches: tuple
+
+
+class Analysis(Walker):
+    def __init__(self, module: str = "<string>", is_package: bool = False, target: str = "auto",
+                 extra_markers: tuple = ()) -> None:
+        super().__init__(module, is_package, target, extra_markers)
+        self.facts: Optional[FileFacts] = None
+        self.resolver: Optional[Resolver] = None
+
+    # --- binding to the project ----------------------------------------------------------
+
+    def bind(self, facts: FileFacts) -> None:
+        """Take the project's answers: step loops, hot functions, targets, counters."""
+        self.facts = facts
+        self.resolver = Resolver(FileEnv(facts))
+        for fn in self.all_functions:
+            info = facts.ask(("fn", fn.fid))
+            fn.hot_reason = info["hot"]
+            fn.steps_reason = info["steps"]
+            fn.compiled_reason = info["compiled"]
+            fn.target_info = info["target"]
+            fn.counter_reasons = info["counters"]
+            for lp in fn.loops:
+                lp.step_reason = facts.ask(("loop", fn.fid, lp.index))
+
+    # --- what values are (after bind) -------------------------------------------------------
+
+    def resolve(self, v) -> R:
+        if not isinstance(v, Val):
+            v = self.value(v)
+        if self.resolver is None:
+            raise RuntimeError("hpulint: a rule asked what a value is before the project was linked")
+        return self.resolver(v)
+
+    def is_tensor(self, v) -> bool:
+        """Any tensor: on the device, or on the host (a CPU tensor, a NumPy array)."""
+        return self.resolve(v).kind in (TENSOR, MASK, HOST)
+
+    def is_device_tensor(self, v) -> bool:
+        return self.resolve(v).kind in DEVICE_TENSORS
+
+    def is_host(self, v) -> bool:
+        return self.resolve(v).kind == HOST
+
+    def is_mask(self, v) -> bool:
+        return self.resolve(v).kind == MASK
+
+    def is_data_scalar(self, v) -> bool:
+        return self.resolve(v).kind == DATA
+
+    def is_model(self, v) -> bool:
+        return self.resolve(v).kind == MODEL
+
+    def is_tensor_tuple(self, v) -> bool:
+        return self.resolve(v).kind == SEQ_TENSOR
+
+    def kind(self, v) -> str:
+        return self.resolve(v).kind
+
+    # --- where we are ------------------------------------------------------------------------
+
+    def here(self) -> Here:
+        return Here(self.function, self.loop, tuple(self.if_branches))
+
+    def counter_why(self, here: Here, origin) -> Optional[str]:
+        """Why a counter changes every step (after bind): its loop is a step loop, or the
+        parameter gets a step loop's counter from a caller. None: it does not."""
+        if isinstance(origin, Loop):
+            return f"the loop {origin.step_reason}" if origin.is_step_loop else None
+        reasons = getattr(here.function, "counter_reasons", None) or {}
+        why = reasons.get(origin)
+        return f"`{origin}` is {why}" if why else None
+
+    def hot_reason(self, here: Here) -> Optional[str]:
+        """Why the point runs every step: the innermost step loop around it wins; else its
+        function when that is hot (a loop inside forward() runs every step too, but once per
+        step, unrolled into one graph)."""
+        loop = here.loop
+        while loop is not None:
+            if loop.is_step_loop:
+                return f"in a step loop (it {loop.step_reason})"
+            loop = loop.parent
+        fn = here.function
+        if getattr(fn, "hot_reason", None):
+            return f"in {fn.name}() ({fn.hot_reason})"
+        return None
+
+    def hot_context(self):
+        """A zero-argument callable telling, after bind, why this point runs every step."""
+        here = self.here()
+        return lambda: self.hot_reason(here)
+
+    def log_guarded(self, here: Here) -> bool:
+        """Under a logging-interval or run-once test within the innermost loop around the point
+        (an `if` that wraps an optimizer step is gradient accumulation, not logging)."""
+        depth = here.loop.if_depth if here.loop is not None else 0
+        for b in here.branches[depth:]:
+            if b.in_body and b.interval and id(b.node) not in self.wraps_step:
+                return True
+        return False
+
+    def device_excluded(self, here: Here) -> Optional[str]:
+        """The device test that keeps the point off the target device, if any."""
+        target = self.target_of(here.function)
+        if target is None:
+            return None
+        for b in here.branches:
+            if b.device is None:
+                continue
+            device, positive = b.device
+            if not b.in_body:
+                positive = not positive
+            if not guards.runs_on(device, positive, target):
+                return device
+        return None
+
+    def every_step(self, here: Here) -> Optional[str]:
+        """Why the point runs on the device every step, or None (not hot, logging only, or
+        guarded off the target device)."""
+        why = self.hot_reason(here)
+        if why is None or self.log_guarded(here) or self.device_excluded(here):
+            return None
+        return why
+
+    # --- targets -------------------------------------------------------------------------------
+
+    def target_of(self, fn: Scope) -> Optional[str]:
+        if self.configured_target in ("hpu", "xla"):
+            return self.configured_target
+        info = getattr(fn, "target_info", None)
+        if info:
+            return info[0]
+        return self.target
+
+    def target_evidence(self, fn: Scope) -> Optional[str]:
+        if self.configured_target in ("hpu", "xla"):
+            return f"target = \"{self.configured_target}\" in the configuration"
+        info = getattr(fn, "target_info", None)
+        if info:
+            return info[1]
+        t = self.target
+        return self.evidence.get(t) if t else None
+
+    @property
+    def target(self) -> Optional[str]:
+        """'hpu', 'xla' or None for the file: the configuration, else its own imports and device
+        strings, else the target its functions get from their callers (after bind)."""
+        if self.configured_target in ("hpu", "xla"):
+            return self.configured_target
+        if "hpu" in self.evidence:
+            return "hpu"
+        if "xla" in self.evidence:
+            return "xla"
+        for fn in self.all_functions:
+            info = getattr(fn, "target_info", None)
+            if info:
+                return info[0]
+        return None
+
+    # --- loops and functions -------------------------------------------------------------------
+
+    def loop_training(self, loop: Loop) -> dict:
+        """backward(), optimizer steps and markers of a loop with its nested loops and callees."""
+        return self.facts.ask(("train", loop.scope.fid, loop.index))
+
+
+def first_function(an: Analysis) -> Optional[Scope]:
+    for s in reversed(an.scopes):
+        if s.kind == "function":
+            return s
+    return None
+

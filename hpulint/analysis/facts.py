@@ -1,0 +1,115 @@
+"""One file's window onto the linked project: every question it asks, and the answers it got.
+
+A file's rules read project facts only through :class:`FileFacts`. Each question is a small
+tuple key and each answer plain data, and every pair is recorded: the cache keeps them with the
+file's findings, and a later run reuses those findings as long as the same questions get the
+same answers (whatever changed elsewhere in the project), without parsing the file again.
+"""
+from __future__ import annotations
+
+from hpulint.analysis.values import R, Env
+
+
+def r_to_data(res: R):
+    return [res.kind, res.ref, [r_to_data(p) for p in res.parts]] if res.parts else [res.kind, res.ref]
+
+
+def r_from_data(d) -> R:
+    return R(d[0], d[1], tuple(r_from_data(p) for p in d[2]) if len(d) > 2 else ())
+
+
+class FileFacts:
+    def __init__(self, linked, module: str) -> None:
+        self.linked = linked
+        self.module = module
+        self.asked: dict = {}  # key -> answer (data)
+
+    def ask(self, key: tuple):
+        hit = self.asked.get(key, self)
+        if hit is not self:
+            return hit
+        answer = answer_for(self.linked, key)
+        self.asked[key] = answer
+        return answer
+
+    def records(self) -> list:
+        return [[list(k), v] for k, v in self.asked.items()]
+
+
+def answer_for(linked, key: tuple):
+    """The answer to one question, as plain data (also used to re-check cached records)."""
+    kind = key[0]
+    p = linked.project
+    if kind == "sym":
+        return r_to_data(p.env.sym(p.absolute(key[2], key[1])))
+    if kind == "ret":
+        return r_to_data(p.env.ret(p.absolute(key[2], key[1])))
+    if kind == "param":
+        return r_to_data(p.resolve(_param(key[1], key[2])))
+    if kind == "inst":
+        return r_to_data(p.env.instance(key[1]))
+    if kind == "attr":
+        return r_to_data(p.env.attr(key[1], key[2]))
+    if kind == "meth":
+        return r_to_data(p.env.meth(key[1], key[2]))
+    if kind == "fn":
+        fid = key[1]
+        target = linked.targets.get(fid)
+        return {
+            "hot": linked.hot.get(fid),
+            "steps": linked.steps.get(fid),
+            "compiled": linked.compiled.get(fid),
+            "target": list(target) if target else None,
+            "counters": dict(sorted(linked.counter_params.get(fid, {}).items())),
+        }
+    if kind == "loop":
+        return linked.step_loops.get((key[1], key[2]))
+    if kind == "train":
+        return linked.training_facts(key[1], key[2])
+    raise KeyError(f"unknown question {key!r}")
+
+
+def _param(fid: str, name: str):
+    from hpulint.analysis.values import Param
+
+    return Param(fid, name)
+
+
+class FileEnv(Env):
+    """Values' leaves for one file, answered by the project through :class:`FileFacts`."""
+
+    def __init__(self, facts: FileFacts) -> None:
+        self.facts = facts
+
+    def _q(self, key: tuple) -> R:
+        return r_from_data(self.facts.ask(key))
+
+    def sym(self, ref: str) -> R:
+        return self._q(("sym", self.facts.module, ref))
+
+    def ret(self, ref: str) -> R:
+        return self._q(("ret", self.facts.module, ref))
+
+    def param(self, fid: str, name: str) -> R:
+        return self._q(("param", fid, name))
+
+    def instance(self, cls: str) -> R:
+        return self._q(("inst", cls))
+
+    def attr(self, cls: str, name: str) -> R:
+        return self._q(("attr", cls, name))
+
+    def meth(self, cls: str, name: str) -> R:
+        return self._q(("meth", cls, name))
+
+
+def still_valid(linked, records: list) -> bool:
+    """Whether every recorded question gets the same answer from ``linked``."""
+    for key, answer in records:
+        try:
+            if answer_for(linked, tuple(key)) != answer:
+                return False
+        except Exception:
+            return False
+    return True
+

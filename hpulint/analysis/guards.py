@@ -1,0 +1,169 @@
+"""Guards: `if` tests that decide whether the code under them runs every step, or at all.
+
+- A *logging interval* or *run-once* test (`step % log_every == 0`, `not i % k`, `i == 0`,
+  `step == start or step == last`, `should_log`) lets its body run on a few steps only: host
+  reads there are what users are told to do.
+- A *device predicate* (`device.type == "hpu"`, `if not is_xla():`, `self.use_hpu`,
+  `torch.cuda.is_available()`) decides on which device the body runs: code that does not run on
+  the project's target is not reported.
+
+A test is classified once, when the walk enters the `if`, with the loop counters known there.
+Whether an interval test wraps an optimizer step (gradient accumulation: then it is *not* a
+logging interval) is known only after its body is walked; :class:`Branch` keeps the `if` so the
+question can be asked later.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple, Optional
+
+import libcst as cst
+
+from hpulint.analysis.syntax import last_name, names_in, string_value
+
+DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
+           "gpu": "cuda", "mps": "mps", "cpu": "cpu", "xpu": "xpu", "npu": "npu"}
+_LOG_FLAG = re.compile(
+    r"^(?:should|do|need|is|time_to|must|will)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
+    r"checkpoint|sample|validate|visuali[sz]e|summar(?:y|ize))(?:_\w+)?$|"
+    r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$",
+    re.I,
+)
+_FLAG_PREFIX = re.compile(r"^(?:use|is|on|with|run_on|using|enable)_(?P<dev>[a-z]+?)(?:_\w+)?$", re.I)
+_DEVICE_CALL = re.compile(r"(?:^|_)(hpu|habana|gaudi|xla|tpu|cuda|gpu|mps|xpu|npu)(?:_|$)", re.I)
+
+
+class Branch(NamedTuple):
+    """One `if` branch enclosing the current point."""
+
+    node: cst.If
+    in_body: bool  # the body (True) or the else branch (False)
+    interval: bool  # the test holds on few steps (logging interval, run once)
+    device: Optional[tuple]  # (device, positive) when the test is a device predicate
+
+
+def classify(test: cst.BaseExpression, counters: set) -> tuple:
+    """(interval, device predicate) of an `if` test."""
+    return is_interval_test(test, counters), device_predicate(test)
+
+
+def is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
+    """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
+    `should_log`, and `and`/`or` of those (an `and` needs one, an `or` both)."""
+    if isinstance(test, cst.Comparison):
+        if len(test.comparisons) != 1:
+            return False
+        op = test.comparisons[0].operator
+        sides = (test.left, test.comparisons[0].comparator)
+        if isinstance(op, cst.Equal):
+            return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
+        if isinstance(op, cst.NotEqual):
+            return False
+        return False
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _has_modulo(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        left = is_interval_test(test.left, counters)
+        right = is_interval_test(test.right, counters)
+        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        name = last_name(test)
+        return bool(name and _LOG_FLAG.match(name))
+    if isinstance(test, cst.Call):
+        name = last_name(test.func)
+        return bool(name and _LOG_FLAG.match(name))
+    return False
+
+
+def _has_modulo(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BinaryOperation):
+            if isinstance(n.operator, cst.Modulo):
+                return True
+            stack += (n.left, n.right)
+    return False
+
+
+def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
+    """(device, positive) when ``test`` says which device the code is on, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = device_predicate(test.expression)
+        return (inner[0], not inner[1]) if inner else None
+    if isinstance(test, cst.BooleanOperation):
+        left, right = device_predicate(test.left), device_predicate(test.right)
+        if isinstance(test.operator, cst.And):
+            # `use_hpu and x`: the body runs only on that device; `not cuda and not mps`: either
+            for p in (left, right):
+                if p is not None and p[1]:
+                    return p
+            return left or right
+        return left if left is not None and left == right else None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        a, b = test.left, test.comparisons[0].comparator
+        positive = isinstance(op, (cst.Equal, cst.In, cst.Is))
+        if not positive and not isinstance(op, (cst.NotEqual, cst.NotIn, cst.IsNot)):
+            return None
+        for lit, other in ((a, b), (b, a)):
+            dev = _device_literal(lit)
+            if dev is not None and _mentions_device(other, lit is a):
+                return dev, positive
+        if isinstance(op, (cst.In, cst.NotIn)) and isinstance(b, (cst.Tuple, cst.List, cst.Set)):
+            devs = {_device_literal(el.value) for el in b.elements}
+            if len(devs) == 1 and None not in devs:
+                return devs.pop(), positive
+        return None
+    if isinstance(test, cst.Call):
+        name = last_name(test.func) or ""
+        if name.startswith(("is_", "has_")) or name in ("is_available", "device_count"):
+            full = _dotted_text(test.func)
+            m = _DEVICE_CALL.search(full)
+            if m:
+                return DEVICES[m.group(1).lower()], True
+        return None
+    if isinstance(test, (cst.Name, cst.Attribute)):
+        name = last_name(test) or ""
+        low = name.lower()
+        if low in DEVICES and low not in ("cpu",):
+            return DEVICES[low], True
+        m = _FLAG_PREFIX.match(low)
+        if m and m.group("dev") in DEVICES:
+            return DEVICES[m.group("dev")], True
+    return None
+
+
+def _device_literal(node: cst.BaseExpression) -> Optional[str]:
+    s = string_value(node)
+    if s is None:
+        return None
+    head = s.split(":", 1)[0].lower()
+    return DEVICES.get(head) if head in ("hpu", "xla", "cuda", "cpu", "mps", "tpu", "xpu", "npu") else None
+
+
+def _mentions_device(node: cst.BaseExpression, literal_first: bool) -> bool:
+    """`device.type`, `args.device`, `str(x.device)`, `accelerator`: an expression about a device
+    (a string literal compared with anything else is not a device test: `mode == "cpu"` is)."""
+    text = _dotted_text(node.func if isinstance(node, cst.Call) else node).lower()
+    if isinstance(node, cst.Call) and node.args:
+        text += " " + _dotted_text(node.args[0].value).lower()
+    return any(w in text for w in ("device", "type", "accelerator", "backend", "platform", "hw", "dev"))
+
+
+def _dotted_text(node) -> str:
+    parts = []
+    while isinstance(node, (cst.Attribute, cst.Call)):
+        if isinstance(node, cst.Call):
+            node = node.func
+            continue
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def runs_on(device: str, positive: bool, target: str) -> bool:
+    """Whether a branch guarded by (device, positive) runs on ``target``."""
+    return (device == target) == positive

@@ -1,0 +1,340 @@
+"""The link step: facts that need the whole project, computed to a fixed point.
+
+- A function *steps* when its body (outside its own loops) runs backward(), an optimizer step or
+  a marker, or calls a function that steps (``train_step``).
+- A function *calls a model* when its body calls one (a model instance, ``self(...)`` in a
+  module, ``model.decode(...)``), or calls a function that does (``p_sample(model, x, t)``).
+- A loop is a *step loop* when one pass is one step. Its own body (nested loops keep theirs)
+  marks a step, iterates a marking loader or an ``xm.optimizer_step(..., barrier=True)``; or,
+  when the loop is not already inside one step (in a hot function or in another step loop),
+  it runs backward(), an optimizer step, a model, or calls a function that steps or calls a model.
+- A function is *hot* (runs every step) when it is ``forward`` of a model class, a per-step hook
+  (``training_step``...), called from a step loop or from a hot function, or passed as a callback
+  there (``optimizer.step(closure)``).
+- A parameter *carries a counter* when a step loop passes its counter (or int arithmetic on
+  it) for that parameter, directly or through another function's parameter.
+- A function's *target* (hpu, xla) comes from its own file's imports and device strings, else
+  from the functions that call it (an entry script that imports Habana puts its callees on hpu).
+- A function is *compiled* when ``torch.compile`` wraps or decorates it, it is ``forward`` of a
+  compiled model, or a compiled function calls it.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from hpulint.analysis.names import STEP_HOOKS
+from hpulint.analysis.project import Project
+from hpulint.analysis.values import INST, MLOADER, MODEL, SYM
+
+MAX_ROUNDS = 6
+
+
+class Linked:
+    """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
+
+    def __init__(self, project: Project, target: str = "auto") -> None:
+        self.project = project
+        self.configured_target = target
+        self.sites: dict = {}  # fid -> [(loop, classification, args, kwargs, tainted, deferred, callee)]
+        self.steps: dict = {}  # fid -> reason
+        self.calls_model: dict = {}  # fid -> reason
+        self.hot: dict = {}  # fid -> reason
+        self.step_loops: dict = {}  # (fid, index) -> reason
+        self.counter_params: dict = {}  # fid -> {param: reason}
+        self.targets: dict = {}  # fid -> (target, evidence)
+        self.compiled: dict = {}  # fid -> reason
+        self._classify_sites()
+        self._steps_and_models()
+        self._hot_and_loops()
+        self._counters()
+        self._targets()
+        self._compiled()
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def where(self, fid: str) -> str:
+        """`name()` for messages, with its file when that is not obvious."""
+        mod, f = self.project.functions[fid]
+        path = self.project.modules[mod].get("path") or mod
+        name = f["name"] if f["kind"] != "module" else "the module body"
+        return f"{name}() in {path}" if f["kind"] != "module" else f"{name} of {path}"
+
+    def _classify_sites(self) -> None:
+        p = self.project
+        for fid in p.functions:
+            out = []
+            for loop, callee, args, kwargs, tainted, deferred in p.calls(fid):
+                out.append((loop, p.classify(callee), args, kwargs, tainted, deferred, callee))
+            self.sites[fid] = out
+
+    def _own(self, fid: str, loop: int):
+        """Classified calls made directly by the body of loop ``loop`` (-1: the function body)."""
+        return [s for s in self.sites[fid] if s[0] == loop]
+
+    # --- steps and models ----------------------------------------------------------------
+
+    def _steps_and_models(self) -> None:
+        p = self.project
+        for fid, (_, f) in p.functions.items():
+            if f["marks"]:
+                self.steps[fid] = f["marks"][0]
+            for loop, cls, *_ in self._own(fid, -1):
+                if cls is not None and cls[0] == "model":
+                    self.calls_model[fid] = "calls a model"
+                    break
+        changed = True
+        while changed:
+            changed = False
+            for fid in p.functions:
+                for loop, cls, *_ in self._own(fid, -1):
+                    if cls is None or cls[0] != "fn":
+                        continue
+                    callee = cls[1]
+                    if fid not in self.steps and callee in self.steps and callee != fid:
+                        self.steps[fid] = f"calls {self.project.functions[callee][1]['name']}(), which runs a step"
+                        changed = True
+                    if fid not in self.calls_model and callee in self.calls_model and callee != fid:
+                        self.calls_model[fid] = f"calls {self.project.functions[callee][1]['name']}(), which calls a model"
+                        changed = True
+
+    # --- hot functions and step loops ----------------------------------------------------
+
+    def _seeds(self) -> dict:
+        p = self.project
+        hot = {}
+        for cid, (mod, c) in p.classes.items():
+            if not p.is_model_class(cid):
+                continue
+            for name in ("forward", "__call__"):
+                fid = c["methods"].get(name)
+                if fid:
+                    hot[fid] = "forward() of an nn.Module" if name == "forward" else "__call__() of a model"
+            for name in STEP_HOOKS:
+                fid = c["methods"].get(name)
+                if fid:
+                    hot[fid] = f"{name}(), called once per step"
+        for fid, (mod, f) in p.functions.items():
+            if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
+                hot[fid] = f"{f['name']}(), called once per step"
+        return hot
+
+    def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict) -> Optional[str]:
+        info = f["loops"][index]
+        marks = info["marks"]
+        if marks and marks[0] == "marks a step":
+            return "marks a step"
+        if info["iter"] is not None:
+            it = self.project.resolve(self.project.val(info["iter"], self.project.functions[fid][0]))
+            if it.kind == MLOADER:
+                return "marks a step"
+        nested = info["parent"] is not None and (fid, info["parent"]) in loops
+        parent = info["parent"]
+        while not nested and parent is not None:
+            nested = (fid, parent) in loops
+            parent = f["loops"][parent]["parent"]
+        if nested or fid in hot:
+            return None  # passes inside one step: unrolled into the same graph
+        if marks:
+            return marks[0]
+        for _, cls, *_ in self._own(fid, index):
+            if cls is None:
+                continue
+            if cls[0] == "model":
+                return "calls a model"
+            if cls[1] in self.steps:
+                return f"calls {self.project.functions[cls[1]][1]['name']}(), which runs a step"
+            if cls[1] in self.calls_model:
+                return f"calls {self.project.functions[cls[1]][1]['name']}(), which calls a model"
+        return None
+
+    def _hot_and_loops(self) -> None:
+        p = self.project
+        seeds = self._seeds()
+        hot = dict(seeds)
+        loops: dict = {}
+        for _ in range(MAX_ROUNDS):
+            new_loops = {}
+            for fid, (_, f) in p.functions.items():
+                for i in range(len(f["loops"])):
+                    reason = self._loop_reason(fid, i, f, hot, new_loops)
+                    if reason is not None:
+                        new_loops[(fid, i)] = reason
+            new_hot = dict(seeds)
+            todo = []
+            for (fid, i), reason in new_loops.items():
+                inner = self._inner_loops(fid, i)
+                for loop, cls, args, kwargs, tainted, deferred, callee in self.sites[fid]:
+                    if loop in inner:
+                        todo.append((fid, cls, args, kwargs, deferred, f"called from the step loop in {self.where(fid)}"))
+            for fid in list(new_hot):
+                todo += self._from_hot(fid)
+            while todo:
+                caller, cls, args, kwargs, deferred, why = todo.pop()
+                for target in self._callees(cls, args, kwargs, deferred):
+                    if target not in new_hot:
+                        new_hot[target] = why
+                        todo += self._from_hot(target)
+            if new_hot == hot and new_loops == loops:
+                break
+            hot, loops = new_hot, new_loops
+        self.hot, self.step_loops = hot, loops
+
+    def _inner_loops(self, fid: str, index: int) -> set:
+        loops = self.project.functions[fid][1]["loops"]
+        out = {index}
+        changed = True
+        while changed:
+            changed = False
+            for j, info in enumerate(loops):
+                if j not in out and info["parent"] in out:
+                    out.add(j)
+                    changed = True
+        return out
+
+    def _from_hot(self, fid: str) -> list:
+        why = f"called from {self.where(fid)}"
+        return [(fid, cls, args, kwargs, deferred, why) for _, cls, args, kwargs, _, deferred, _ in self.sites[fid]]
+
+    def _callees(self, cls, args, kwargs, deferred: bool) -> list:
+        out = []
+        if cls is not None and cls[1] is not None:
+            out.append(cls[1])
+        if deferred:
+            return out
+        for v in (*args, *kwargs.values()):  # callbacks: optimizer.step(closure), checkpoint(fn, x)
+            if v is None or v.tag not in ("sym", "attr"):
+                continue
+            res = self.project.resolve(v)
+            if res.kind == SYM and res.ref in self.project.functions:
+                out.append(res.ref)
+        return out
+
+    # --- counters carried into callees ---------------------------------------------------
+
+    def _counters(self) -> None:
+        p = self.project
+        changed = True
+        rounds = 0
+        while changed and rounds < MAX_ROUNDS * 2:
+            changed = False
+            rounds += 1
+            for fid, sites in self.sites.items():
+                for loop, cls, args, kwargs, tainted, deferred, callee in sites:
+                    if not tainted or cls is None or cls[1] is None or cls[1] not in p.functions:
+                        continue
+                    target = cls[1]
+                    params = p.functions[target][1]["params"]
+                    for key, origin in tainted.items():
+                        reason = self._taint_reason(fid, origin)
+                        if reason is None:
+                            continue
+                        if isinstance(key, int) or key.isdigit():  # positional (JSON keeps keys as str)
+                            idx = int(key) + cls[2]
+                            if idx >= len(params) or params[idx].startswith("*"):
+                                continue
+                            name = params[idx]
+                        else:
+                            name = key
+                        got = self.counter_params.setdefault(target, {})
+                        if name not in got:
+                            got[name] = reason
+                            changed = True
+
+    def _taint_reason(self, fid: str, origin: str) -> Optional[str]:
+        kind, _, rest = origin.partition(":")
+        if kind == "loop":
+            if (fid, int(rest)) in self.step_loops:
+                return f"the counter of the step loop in {self.where(fid)}"
+            return None
+        return self.counter_params.get(fid, {}).get(rest)
+
+    # --- targets -------------------------------------------------------------------------
+
+    def _targets(self) -> None:
+        p = self.project
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            ev = p.modules[mod].get("evidence", {})
+            for t in ("hpu", "xla"):
+                if t in ev:
+                    path = p.modules[mod].get("path") or mod
+                    self.targets[fid] = (t, f"{path} {ev[t]}")
+                    todo.append(fid)
+                    break
+        while todo:
+            fid = todo.pop()
+            target, evidence = self.targets[fid]
+            for loop, cls, args, kwargs, tainted, deferred, callee in self.sites[fid]:
+                if cls is None or cls[1] is None or cls[1] in self.targets:
+                    continue
+                self.targets[cls[1]] = (target, f"{evidence}, and {self.where(fid)} calls it"
+                                        if "calls it" not in evidence else evidence)
+                todo.append(cls[1])
+        # a model's methods run where its forward runs; a class's methods where its __init__ does
+        for cid, (mod, c) in p.classes.items():
+            known = [self.targets[f] for f in c["methods"].values() if f in self.targets]
+            if known:
+                for f in c["methods"].values():
+                    self.targets.setdefault(f, known[0])
+
+    # --- compiled regions ----------------------------------------------------------------
+
+    def _compiled(self) -> None:
+        p = self.project
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            if any(d == "torch.compile" or d.endswith("torch_xla.compile") for d in f["decorators"]):
+                self.compiled[fid] = f"@torch.compile on {f['name']}()"
+                todo.append(fid)
+        for mod, s in p.modules.items():
+            for j, how in s.get("compiled", ()):
+                v = p.resolve(p.val(j, mod))
+                fids = []
+                if v.kind == SYM and v.ref in p.functions:
+                    fids = [v.ref]
+                elif v.kind in (MODEL, INST) and v.ref:
+                    fids = [x for x in (p.method(v.ref, "forward"), p.method(v.ref, "__call__")) if x]
+                for fid in fids:
+                    if fid not in self.compiled:
+                        self.compiled[fid] = f"compiled with {how}"
+                        todo.append(fid)
+        while todo:
+            fid = todo.pop()
+            for _, cls, *_ in self.sites[fid]:
+                if cls is not None and cls[1] is not None and cls[1] not in self.compiled:
+                    self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
+                    todo.append(cls[1])
+
+    # --- what a training loop does, with its callees ----------------------------------------
+
+    def training_facts(self, fid: str, index: int) -> dict:
+        """backward(), optimizer steps and markers of loop ``index`` of ``fid``: in its body, its
+        nested loops and every function they call (transitively); and whether its loader marks."""
+        p = self.project
+        f = p.functions[fid][1]
+        inner = self._inner_loops(fid, index)
+        out = {"backward": False, "opt_step": False, "markers": False, "callee_markers": False,
+               "loader": False}
+        for j in inner:
+            marks = f["loops"][j]["marks"]
+            out["backward"] |= "runs backward()" in marks
+            out["opt_step"] |= "runs an optimizer step()" in marks
+            out["markers"] |= "marks a step" in marks
+            if self.step_loops.get((fid, j)) == "marks a step" and "marks a step" not in marks:
+                out["loader"] = True
+        seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]
+                              if loop in inner and cls is not None and cls[1] is not None]
+        while todo:
+            g = todo.pop()
+            if g in seen or g not in p.functions:
+                continue
+            seen.add(g)
+            gf = p.functions[g][1]
+            marks = list(gf["marks"])
+            for info in gf["loops"]:
+                marks += info["marks"]
+            out["backward"] |= "runs backward()" in marks
+            out["opt_step"] |= "runs an optimizer step()" in marks
+            out["callee_markers"] |= "marks a step" in marks
+            todo += [cls[1] for _, cls, *_ in self.sites[g] if cls is not None and cls[1] is not None]
+        return out

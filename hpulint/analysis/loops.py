@@ -1,0 +1,288 @@
+"""Loops and calls: counters, what a loop iterates, and the calls each body makes.
+
+A *counter* is a name that takes a new Python int each pass: the target of ``range``/``enumerate``
+(also through ``tqdm``, ``reversed``, ``zip``), a name a ``while`` loop steps with ``i += 1``, and
+values computed from one with integer arithmetic (``index = total - i - 1``). A parameter may
+carry a counter too, when a step loop passes one in (``p_sample(x, index=index)``): the walk
+records which arguments carry which counter, and the link step decides.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis.names import (
+    DEFERRED_CALLBACKS, MARKING_LOADERS, XLA_OPTIMIZER_STEP, is_optimizer_name,
+)
+from hpulint.analysis.syntax import is_true, keyword, last_name, names_in, string_value, target_names
+from hpulint.analysis.state import CallSite
+from hpulint.analysis.values import Attr, Elem, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
+
+_RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
+_WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
+                       "tqdm.std.tqdm", "sorted"})
+_LIBRARY_PREFIXES = ("torch.", "numpy.", "math.", "os.", "sys.", "logging.", "re.", "json.", "time.",
+                     "random.", "collections.", "itertools.", "functools.", "typing.", "dataclasses.",
+                     "pathlib.", "argparse.", "copy.", "warnings.", "shutil.", "subprocess.", "pickle.",
+                     "glob.", "datetime.", "builtins.", "habana_frameworks.", "torch_xla.")
+def _builtin_names() -> frozenset:
+    import builtins
+
+    return frozenset(dir(builtins))
+
+
+BUILTIN_NAMES = _builtin_names()
+
+
+# --- counters ----------------------------------------------------------------------------------
+
+
+def counters_of_for(an, node: cst.For) -> set:
+    """Names in a for target that take a new int value each pass: range/enumerate counters."""
+    return set(_counters(an, node.target, node.iter))
+
+
+def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
+    if not isinstance(it, cst.Call):
+        return []
+    qn = an.qualname(it.func) or ""
+    if qn in _RANGE_LIKE:
+        return target_names(target) if isinstance(target, cst.Name) else []
+    if qn in _WRAPPERS and it.args:
+        return _counters(an, target, it.args[0].value)
+    if qn == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+        first = target.elements[0].value
+        return [first.value] if isinstance(first, cst.Name) else []
+    if qn == "zip" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(it.args):
+        out = []
+        for el, arg in zip(target.elements, it.args):
+            out.extend(_counters(an, el.value, arg.value))
+        return out
+    return []
+
+
+def counters_of_while(node: cst.While) -> set:
+    """Names a while loop changes by a step each pass: ``i += 1``, ``i = i + 1``."""
+    out = set()
+    stack = [node.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) \
+                and isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)):
+            out.add(n.target.value)
+        elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                and isinstance(n.value, cst.BinaryOperation) \
+                and isinstance(n.value.operator, (cst.Add, cst.Subtract)):
+            name = n.targets[0].target.value
+            if name in set(names_in(n.value)):
+                out.add(name)
+        if isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine, cst.If, cst.Else, cst.With,
+                          cst.Try, cst.For, cst.While, cst.SimpleStatementSuite)):
+            for f in ("body", "orelse", "handlers", "finalbody"):
+                v = getattr(n, f, None)
+                if isinstance(v, cst.CSTNode):
+                    stack.append(v)
+                elif isinstance(v, (list, tuple)):
+                    stack.extend(v)
+        elif isinstance(n, cst.ExceptHandler):
+            stack.append(n.body)
+    return out
+
+
+def is_int_arith(node: cst.BaseExpression) -> bool:
+    """An expression that plausibly stays a Python int: arithmetic, min/max/int/abs/len."""
+    if isinstance(node, (cst.Name, cst.Integer)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return is_int_arith(node.left) and is_int_arith(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return not isinstance(node.operator, cst.Not) and is_int_arith(node.expression)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+            and node.func.value in ("min", "max", "int", "abs", "round", "len"):
+        return all(is_int_arith(a.value) for a in node.args)
+    if isinstance(node, cst.Attribute):
+        return True  # args.batch_size, self.n
+    return False
+
+
+def is_number_arith(node: cst.BaseExpression) -> bool:
+    """Arithmetic of names and number literals (`1.0 - i / 10`, `step + 1`): a Python number when
+    its names are; no call but int/float/min/max/abs/round, no tuple."""
+    if isinstance(node, (cst.Name, cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return is_number_arith(node.left) and is_number_arith(node.right)
+    if isinstance(node, cst.UnaryOperation):
+        return not isinstance(node.operator, cst.Not) and is_number_arith(node.expression)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
+            and node.func.value in ("min", "max", "int", "float", "abs", "round"):
+        return all(is_number_arith(a.value) for a in node.args)
+    return False
+
+
+# --- what a for loop iterates --------------------------------------------------------------------
+
+
+def iter_source(an, it: cst.BaseExpression) -> cst.BaseExpression:
+    """The iterable under enumerate()/tqdm()/iter() and the first of zip()."""
+    while isinstance(it, cst.Call) and it.args:
+        qn = an.qualname(it.func) or ""
+        if qn in _WRAPPERS or qn in ("enumerate", "zip"):
+            it = it.args[0].value
+            continue
+        break
+    return it
+
+
+def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
+    """An MpDeviceLoader/ParallelLoader (which marks a step per batch), possibly inside
+    enumerate(), tqdm() or zip(), or a name bound to one."""
+    stack = [it]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            if an.lookup(n.value) is V_MLOADER:
+                return True
+            continue
+        if isinstance(n, cst.Call):
+            if an.qualname(n.func) in MARKING_LOADERS:
+                return True
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "per_device_loader":
+                return True
+            stack.extend(a.value for a in n.args)
+    return False
+
+
+def bind_for_target(an, node: cst.For, loop) -> None:
+    loop.iter_value = an.value(iter_source(an, node.iter))
+    _bind_iter(an, node.target, node.iter, loop.counters)
+
+
+def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:
+    if isinstance(target, cst.Name):
+        an._bind(target.value, V_SCALAR if target.value in counters else Elem(an.value(iter_source(an, it))))
+        return
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return
+    els = [e.value for e in target.elements]
+    if isinstance(it, cst.Call) and it.args:
+        qn = an.qualname(it.func) or ""
+        if qn in _WRAPPERS:
+            _bind_iter(an, target, it.args[0].value, counters)
+            return
+        if qn == "enumerate" and len(els) == 2:
+            _bind_iter(an, els[0], it, counters | set(target_names(els[0])))
+            _bind_iter(an, els[1], it.args[0].value, counters)
+            return
+        if qn == "zip" and len(els) == len(it.args):
+            for el, a in zip(els, it.args):
+                _bind_iter(an, el, a.value, counters)
+            return
+        if isinstance(it.func, cst.Attribute) and it.func.attr.value == "items":
+            _bind_elements(an, els[:1], V_UNKNOWN)
+            if len(els) == 2:
+                _bind_elements(an, els[1:], Elem(Elem(an.value(it.func.value))))
+            return
+    item = Elem(an.value(iter_source(an, it)))
+    for k, el in enumerate(els):
+        if isinstance(el, cst.Name) and el.value in counters:
+            an._bind(el.value, V_SCALAR)
+        else:
+            _bind_elements(an, [el], Elem(item, k))
+
+
+def _bind_elements(an, targets: list, val) -> None:
+    for t in targets:
+        if isinstance(t, cst.Name):
+            an._bind(t.value, val)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for k, el in enumerate(t.elements):
+                _bind_elements(an, [el.value], Elem(val, k))
+
+
+# --- calls ------------------------------------------------------------------------------------
+
+
+def record_call(an, node: cst.Call) -> None:
+    """File the call in the facts of the innermost loop (or function) around it."""
+    fn = an.function
+    loop = an.loop
+    facts = loop.facts if loop is not None else fn.facts
+    func = node.func
+    name = last_name(func)
+    qn = an.qualname(func)
+    if an.is_marker_call(node):
+        facts.markers.append(node)
+        an.call_statement[id(node)] = an.statement
+        return
+    if qn == XLA_OPTIMIZER_STEP:
+        facts.opt_step.append(node)
+        an.call_statement[id(node)] = an.statement
+        _note_step_guard(an)
+        if is_true(keyword(node, "barrier")):
+            facts.markers.append(node)  # barrier=True marks the step (PyTorch/XLA docs)
+            facts.barrier = True
+        return
+    if qn == "torch.set_default_device":
+        an.default_device_set = True
+    if qn == "torch.compile" or (qn or "").endswith("torch_xla.compile"):
+        if node.args:
+            an.compiled.append((an.value(node.args[0].value), qn))
+        backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
+        an.evidence.setdefault("compile", f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
+    if isinstance(func, cst.Attribute):
+        if name in ("backward", "manual_backward"):
+            facts.backward.append(node)
+            an.call_statement[id(node)] = an.statement
+            return
+        if name == "step" and (is_optimizer_name(last_name(func.value)) or an.value(func.value) is V_OPTIMIZER):
+            facts.opt_step.append(node)
+            an.call_statement[id(node)] = an.statement
+            _note_step_guard(an)
+            return
+        if name == "compile" and not node.args:
+            an.compiled.append((an.value(func.value), ".compile()"))
+            an.evidence.setdefault("compile", "calls .compile() on a module")
+        if name == "register_buffer" and len(node.args) >= 2 and isinstance(func.value, cst.Name) \
+                and func.value.value == "self" and an.current_class is not None:
+            key = string_value(node.args[0].value)
+            if key:
+                an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
+    if qn is not None and qn.startswith(_LIBRARY_PREFIXES):
+        return
+    if isinstance(func, cst.Name):
+        callee = an.lookup(func.value)
+        if callee is V_UNKNOWN:
+            if func.value in BUILTIN_NAMES:
+                return
+            callee = Attr(V_UNKNOWN, func.value)  # a global defined later: its name still says "model"
+    else:
+        callee = an.value(func)
+    args, kwargs, tainted = [], {}, {}
+    for i, a in enumerate(node.args):
+        if a.star:
+            if a.star == "*":
+                args.append(None)
+            continue
+        v = an.value(a.value)
+        key = a.keyword.value if a.keyword is not None else len(args)
+        if a.keyword is not None:
+            kwargs[key] = v
+        else:
+            args.append(v)
+        if is_int_arith(a.value):
+            hit = an.counter_in(a.value)
+            if hit is not None:
+                origin = hit[1]
+                tainted[key] = f"param:{origin}" if isinstance(origin, str) else f"loop:{origin.index}"
+    deferred = name in DEFERRED_CALLBACKS or (qn or "") in DEFERRED_CALLBACKS
+    facts.calls.append(CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs,
+                                tainted, deferred))
+
+
+def _note_step_guard(an) -> None:
+    """The `if`s around an optimizer step are gradient-accumulation guards, not logging ones."""
+    for branch in an.if_branches:
+        an.wraps_step.add(id(branch.node))
+

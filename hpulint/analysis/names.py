@@ -1,0 +1,183 @@
+"""Names: the APIs hpulint knows by their qualified name, and what names users give things.
+
+Pure tables and pure functions of strings: no state, no libcst, no torch (the link step and the
+cache import this without the parser).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# --- step markers and loaders ------------------------------------------------------------------
+
+STEP_MARKERS = frozenset(
+    {
+        "habana_frameworks.torch.core.mark_step",
+        "torch_xla.core.xla_model.mark_step",
+        "torch_xla.sync",
+        "torch_xla.torch_xla.sync",
+        "torch._lazy.mark_step",
+    }
+)
+# `with torch_xla.step():` marks a step when the block ends (PyTorch/XLA 2.x)
+STEP_CONTEXTS = frozenset({"torch_xla.step", "torch_xla.torch_xla.step"})
+MARKING_LOADERS = frozenset(
+    {
+        "torch_xla.distributed.parallel_loader.MpDeviceLoader",
+        "torch_xla.distributed.parallel_loader.ParallelLoader",
+        "torch_xla.distributed.parallel_loader.MpDeviceLoaderWrapper",
+    }
+)
+XLA_OPTIMIZER_STEP = "torch_xla.core.xla_model.optimizer_step"
+# calls whose function argument runs later on the host, not in the step (a logging closure)
+DEFERRED_CALLBACKS = frozenset({"add_step_closure", "register_hook", "register_forward_hook",
+                                "register_forward_pre_hook", "register_full_backward_hook",
+                                "submit", "apply_async", "Thread", "Process", "atexit.register"})
+
+# --- torch: what returns a tensor ----------------------------------------------------------------
+
+BOOL_RESULT_TORCH = frozenset({"equal", "allclose", "is_tensor", "is_floating_point", "is_complex",
+                               "is_nonzero", "is_storage", "is_same_size", "numel", "typename"})
+# torch.* callables that do not return one tensor
+NON_TENSOR_TORCH = BOOL_RESULT_TORCH | frozenset(
+    {
+        "device", "dtype", "Size", "Generator", "no_grad", "enable_grad", "inference_mode",
+        "set_grad_enabled", "is_grad_enabled", "manual_seed", "seed", "initial_seed",
+        "get_default_dtype", "set_default_dtype", "set_default_tensor_type", "compile",
+        "set_printoptions", "get_rng_state", "set_rng_state", "use_deterministic_algorithms",
+        "autocast", "is_inference_mode_enabled", "broadcast_shapes", "result_type",
+        "promote_types", "can_cast", "finfo", "iinfo", "get_num_threads", "set_num_threads",
+        "load", "save", "sym_int", "sym_float", "sym_max", "sym_min", "split", "chunk",
+        "unbind", "meshgrid", "broadcast_tensors", "tensor_split", "hsplit", "vsplit",
+        "dsplit", "sort", "topk", "max", "min", "unique", "nonzero", "where", "svd", "qr",
+        "eig", "lu", "std_mean", "var_mean", "aminmax", "frexp", "histogram", "kthvalue",
+        "median", "mode", "cummax", "cummin", "slogdet", "geqrf", "set_default_device",
+        "get_default_device", "set_float32_matmul_precision", "cond",
+    }
+)
+# tuple-returning torch functions whose elements are tensors (`values, idx = torch.max(x, 1)`)
+TUPLE_OF_TENSORS_TORCH = frozenset({"split", "chunk", "unbind", "meshgrid", "broadcast_tensors",
+                                    "tensor_split", "hsplit", "vsplit", "dsplit", "sort", "topk",
+                                    "max", "min", "std_mean", "var_mean", "aminmax", "kthvalue",
+                                    "median", "mode", "cummax", "cummin", "svd", "qr", "unique",
+                                    "nonzero", "where", "frexp", "slogdet"})
+TENSOR_NAMESPACES = ("torch.", "torch.nn.functional.", "torch.fft.", "torch.linalg.", "torch.special.")
+NON_TENSOR_NAMESPACES = (
+    "torch.cuda.", "torch.backends.", "torch.distributed.", "torch.jit.", "torch.fx.",
+    "torch.utils.", "torch.autograd.", "torch.onnx.", "torch._C.", "torch.hub.", "torch.compiler.",
+    "torch.library.", "torch.testing.", "torch.optim.", "torch.export.", "torch._dynamo.",
+    "torch.overrides.", "torch.multiprocessing.", "torch.profiler.", "torch.ao.", "torch.nn.init.",
+    "torch.nn.utils.", "torch.nn.modules.", "torch.hpu.", "torch.xpu.", "torch.mps.", "torch.cpu.",
+    "torch.amp.", "torch.func.", "torch.sparse.", "torch.nested.", "torch._", "torch.ops.",
+)
+# torch functions that turn host data into a (host) tensor: their argument is not a tensor
+CONVERSIONS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray",
+                         "torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor",
+                         "torch.IntTensor"})
+HOST_FACTORIES = frozenset(
+    f"torch.{n}" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
+                           "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm",
+                           "asarray", "Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor")
+)
+MASK_FUNCTIONS = frozenset(
+    f"torch.{n}" for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and",
+                           "logical_or", "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt",
+                           "le", "isin", "isclose", "signbit")
+)
+MASK_METHODS = frozenset({"bool", "eq", "ne", "gt", "ge", "lt", "le", "isnan", "isinf", "isfinite",
+                          "logical_and", "logical_or", "logical_not", "isclose", "all", "any",
+                          "__eq__", "__ne__", "__gt__", "__lt__", "__ge__", "__le__"})
+# tensor methods whose result is not one tensor; what they give instead
+NON_TENSOR_METHODS = {
+    "item": "data", "tolist": "seq", "numpy": "host", "size": "size", "dim": "scalar",
+    "ndimension": "scalar", "numel": "scalar", "nelement": "scalar", "stride": "seq",
+    "data_ptr": "scalar", "element_size": "scalar", "storage": "other", "untyped_storage": "other",
+    "storage_offset": "scalar", "is_contiguous": "scalar", "is_floating_point": "scalar",
+    "is_complex": "scalar", "is_signed": "scalar", "equal": "data", "allclose": "data",
+    "type": "other", "get_device": "scalar", "register_hook": "other", "backward": "none",
+    "split": "seq-tensor", "chunk": "seq-tensor", "unbind": "seq-tensor", "tensor_split": "seq-tensor",
+    "max": "maybe-tuple", "min": "maybe-tuple", "sort": "seq-tensor", "topk": "seq-tensor",
+    "unique": "maybe-tuple", "nonzero": "maybe-tuple", "svd": "seq-tensor", "qr": "seq-tensor",
+    "kthvalue": "seq-tensor", "median": "maybe-tuple", "mode": "seq-tensor", "aminmax": "seq-tensor",
+    "cummax": "seq-tensor", "cummin": "seq-tensor", "cpu": "host", "copy_": "tensor",
+}
+# methods that only a torch tensor has (used as evidence that an unannotated parameter is one)
+TENSOR_EVIDENCE = frozenset(
+    {
+        "new_ones", "new_zeros", "new_full", "new_empty", "new_tensor", "float", "half", "bfloat16",
+        "double", "long", "detach", "contiguous", "unsqueeze", "squeeze", "view", "view_as",
+        "permute", "masked_fill", "masked_fill_", "softmax", "log_softmax", "type_as", "device",
+        "is_cuda", "requires_grad", "grad", "clamp", "clamp_", "expand", "expand_as", "bmm",
+        "matmul", "cuda", "to", "shape", "dtype", "size", "dim", "numel", "item", "tolist",
+        "flatten", "transpose", "index_select", "gather", "scatter", "masked_select", "narrow",
+        "chunk", "split", "norm", "pow", "sqrt", "exp", "sigmoid", "tanh", "relu", "addcmul",
+        "addcmul_", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "cumsum", "argmax",
+        "roll", "repeat_interleave", "nonzero", "type", "element_size",
+    }
+)
+TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
+# methods of an nn.Module that are not a forward pass: what they return
+MODULE_METHODS = {
+    "to": "model", "cuda": "model", "cpu": "model", "train": "model", "eval": "model",
+    "float": "model", "half": "model", "bfloat16": "model", "double": "model",
+    "requires_grad_": "model", "share_memory": "model", "apply": "model", "compile": "none",
+    "parameters": "seq", "named_parameters": "seq", "buffers": "seq", "named_buffers": "seq",
+    "modules": "seq", "named_modules": "seq", "children": "seq", "named_children": "seq",
+    "state_dict": "other", "load_state_dict": "other", "zero_grad": "none",
+    "register_buffer": "none", "register_parameter": "none", "register_module": "none",
+    "add_module": "none", "register_forward_hook": "other", "register_forward_pre_hook": "other",
+    "register_full_backward_hook": "other", "get_parameter": "tensor", "get_buffer": "tensor",
+    "get_submodule": "model", "extra_repr": "other", "save_pretrained": "none",
+    "from_pretrained": "model", "gradient_checkpointing_enable": "none", "tie_weights": "none",
+    "resize_token_embeddings": "other", "get_input_embeddings": "model",
+    "get_output_embeddings": "model", "log": "none", "log_dict": "none", "print": "none",
+    "save_hyperparameters": "none", "configure_optimizers": "other", "manual_backward": "none",
+    "optimizers": "optimizer", "lr_schedulers": "other", "toggle_optimizer": "none",
+    "untoggle_optimizer": "none", "clip_gradients": "none", "no_sync": "other",
+    "set_adapter": "none", "enable_adapters": "none", "disable_adapters": "none",
+}
+MODULE_CHAIN = frozenset(k for k, v in MODULE_METHODS.items() if v == "model")
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+# framework base classes whose subclasses are models (their forward or step hooks run each step)
+MODEL_BASES = frozenset(
+    {
+        "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+        "pytorch_lightning.core.module.LightningModule", "lightning.LightningModule",
+        "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+        "lightning.pytorch.core.module.LightningModule", "transformers.PreTrainedModel",
+        "transformers.modeling_utils.PreTrainedModel", "diffusers.ModelMixin",
+        "diffusers.models.modeling_utils.ModelMixin", "composer.models.ComposerModel",
+        "composer.ComposerModel", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+    }
+)
+# methods called once per step by a framework (Lightning, Hugging Face, composer)
+STEP_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
+                        "training_step_end", "validation_step_end", "compute_loss",
+                        "prediction_step", "eval_forward", "train_step", "eval_step"})
+
+# --- heuristics on names --------------------------------------------------------------------------
+
+_MODEL_WORDS = (
+    "model|net|network|encoder|decoder|generator|discriminator|unet|vae|transformer|backbone|"
+    "policy|critic|actor|teacher|student|classifier|denoiser|diffusion|ema_model|text_encoder"
+)
+_MODEL_NAME = re.compile(rf"^(?:([a-z0-9]+)_)?(?:{_MODEL_WORDS})\d*(?:_([a-z0-9]+))?$")
+# `build_model(...)`, `load_model(...)`: functions that make or handle a model, not a model
+_VERBS = frozenset(
+    "build create make load get init compare run save export check prepare wrap copy clone "
+    "freeze unfreeze convert quantize trace script compile fuse setup train eval evaluate test "
+    "validate print log update register set reset to from is has apply call forward name type "
+    "config cfg args kwargs path dir file url id ids type kind".split()
+)
+OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
+LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
+
+
+def is_model_name(name: str) -> bool:
+    """``model``, ``net``, ``ddp_model``, ``model_engine``, ``encoder2``: names users give models."""
+    m = _MODEL_NAME.match(name.lower())
+    return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
+
+
+def is_optimizer_name(name: Optional[str]) -> bool:
+    return bool(name) and (bool(OPTIMIZER_NAME.search(name)) or name == "scaler")

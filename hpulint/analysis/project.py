@@ -1,0 +1,391 @@
+"""The project: every file's summary, with imports resolved across files.
+
+Modules are named by their path under the project root (``pkg/utils.py`` -> ``pkg.utils``). An
+import is resolved the way Python would find it for that file: a script's own folder first (it
+is ``sys.path[0]`` when the script runs), a package's absolute imports from the root, then the
+folders above (``src/`` layouts). A dotted reference such as ``pkg.utils.helper`` resolves to a
+project function, class or module, through re-exports (``from .models import Net`` in a
+package's ``__init__``); anything else is external.
+
+:class:`GlobalEnv` answers the leaves of values (:mod:`hpulint.analysis.values`) from the
+summaries: what a project function returns, what a parameter holds (the evidence of its uses,
+else the values its callers pass), what ``self.<attr>`` holds (through the base classes), and
+whether a class is a model (``nn.Module``, a Lightning module or another framework model base,
+through any chain of project classes, or an unknown base when the class defines ``forward``).
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from hpulint.analysis.names import (
+    LOADER_NAME, MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name, is_optimizer_name,
+)
+from hpulint.analysis.values import (
+    INST, LOADER, MODEL, NONE, OPTIMIZER, R, R_UNKNOWN, SYM, UNKNOWN, Env, Param, Resolver, Val, from_json, r,
+)
+
+
+class Project:
+    def __init__(self, summaries: list) -> None:
+        self.modules: dict = {}  # module id -> summary
+        self.functions: dict = {}  # fid -> (module, summary of the function)
+        self.classes: dict = {}  # cid -> (module, summary of the class)
+        for s in summaries:
+            mod = s["module"]
+            self.modules[mod] = s
+            for fid, f in s["functions"].items():
+                self.functions[fid] = (mod, f)
+            for cid, c in s["classes"].items():
+                self.classes[cid] = (mod, c)
+        self._vals: dict = {}
+        self._dotted: dict = {}
+        self._symbols: dict = {}
+        self._models: dict = {}
+        self._mro: dict = {}
+        self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
+        self.shallow = Resolver(ShallowEnv(self))
+        self._build_callers()
+        self.env = GlobalEnv(self)
+        self.resolve = Resolver(self.env)
+
+    # --- values ------------------------------------------------------------------------------
+
+    def val(self, j, module: str) -> Val:
+        """A value of ``module``'s summary, its references made absolute."""
+        key = id(j)
+        hit = self._vals.get(key)
+        if hit is None or hit[0] is not j:
+            v = from_json(j, lambda ref: self.absolute(ref, module))
+            self._vals[key] = hit = (j, v)
+        return hit[1]
+
+    # --- names -------------------------------------------------------------------------------
+
+    def absolute(self, ref: str, context: str) -> str:
+        """``ref`` as written in module ``context``, resolved to an absolute dotted name when it
+        names a project module (or something in one); external names come back unchanged."""
+        if ":" in ref:
+            return ref
+        key = (ref, context)
+        hit = self._dotted.get(key)
+        if hit is not None:
+            return hit
+        out = self._absolute(ref, context)
+        self._dotted[key] = out
+        return out
+
+    def _absolute(self, ref: str, context: str) -> str:
+        parts = ref.split(".")
+        ctx = self.modules.get(context)
+        here = context.split(".")
+        if not (ctx is not None and ctx.get("package")):
+            here = here[:-1]
+        ancestors = [here[:k] for k in range(len(here), 0, -1)]
+        bases = ancestors + [[]] if ctx is not None and ctx.get("script") else [[]] + ancestors
+        for base in bases:
+            for k in range(len(parts), 0, -1):
+                mod = ".".join(base + parts[:k])
+                if mod in self.modules:
+                    return ".".join([mod, *parts[k:]])
+        return ref
+
+    def symbol(self, ref: str, depth: int = 0) -> Optional[tuple]:
+        """("fn", fid), ("cls", cid), ("mod", module) or ("val", Val) for an absolute reference
+        (a project id ``module:qual`` or a dotted name); None when it is not in the project."""
+        hit = self._symbols.get(ref, False)
+        if hit is not False:
+            return hit
+        self._symbols[ref] = None
+        out = self._symbol(ref, depth) if depth < 12 else None
+        self._symbols[ref] = out
+        return out
+
+    def _symbol(self, ref: str, depth: int) -> Optional[tuple]:
+        if ":" in ref:
+            if ref in self.functions:
+                return ("fn", ref)
+            if ref in self.classes:
+                return ("cls", ref)
+            mod, _, qual = ref.partition(":")
+            cls, _, attr = qual.rpartition(".")
+            if cls and f"{mod}:{cls}" in self.classes:  # a method inherited from a base
+                fid = self.method(f"{mod}:{cls}", attr)
+                return ("fn", fid) if fid else None
+            return None
+        parts = ref.split(".")
+        for k in range(len(parts), 0, -1):
+            mod = ".".join(parts[:k])
+            s = self.modules.get(mod)
+            if s is None:
+                continue
+            rest = parts[k:]
+            if not rest:
+                return ("mod", mod)
+            j = s["defs"].get(rest[0])
+            if j is None:
+                return None
+            v = self.val(j, mod)
+            if v.tag == "sym":
+                target = v.ref
+                if len(rest) > 1:
+                    target += "." + ".".join(rest[1:])
+                return self.symbol(target, depth + 1)
+            return ("val", v) if len(rest) == 1 else None
+        return None
+
+    # --- classes -----------------------------------------------------------------------------
+
+    def mro(self, cid: str) -> list:
+        """The class and its project base classes, depth first (a good enough MRO)."""
+        hit = self._mro.get(cid)
+        if hit is not None:
+            return hit
+        self._mro[cid] = [cid]
+        out, seen, todo = [], set(), [cid]
+        while todo:
+            c = todo.pop(0)
+            if c in seen or c not in self.classes:
+                continue
+            seen.add(c)
+            out.append(c)
+            mod, info = self.classes[c]
+            for b in info["bases"]:
+                s = self.symbol(self.absolute(b, mod))
+                if s is not None and s[0] == "cls":
+                    todo.append(s[1])
+        self._mro[cid] = out
+        return out
+
+    def external_bases(self, cid: str) -> list:
+        out = []
+        for c in self.mro(cid):
+            mod, info = self.classes[c]
+            for b in info["bases"]:
+                ab = self.absolute(b, mod)
+                s = self.symbol(ab)
+                if s is None or s[0] != "cls":
+                    out.append(ab)
+        return out
+
+    def is_model_class(self, cid: str) -> bool:
+        hit = self._models.get(cid)
+        if hit is not None:
+            return hit
+        bases = self.external_bases(cid)
+        model = any(b in MODULE_BASES or b in MODEL_BASES or (b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper())
+                    or b.endswith(("LightningModule", "PreTrainedModel", "ModelMixin", "ComposerModel"))
+                    for b in bases)
+        if not model:
+            # an unknown framework base (not a plain object) and a forward(): a model
+            defines_forward = any("forward" in self.classes[c][1]["methods"] for c in self.mro(cid))
+            framework = [b for b in bases if b not in ("object", "typing.Generic", "abc.ABC", "ABC", "Generic")
+                         and not b.startswith(("typing.", "abc.", "enum."))]
+            model = defines_forward and bool(framework)
+        self._models[cid] = model
+        return model
+
+    def method(self, cid: str, name: str) -> Optional[str]:
+        for c in self.mro(cid):
+            fid = self.classes[c][1]["methods"].get(name)
+            if fid:
+                return fid
+        return None
+
+    def class_attr(self, cid: str, name: str) -> list:
+        out = []
+        for c in self.mro(cid):
+            mod, info = self.classes[c]
+            for j in info["attrs"].get(name, ()):
+                out.append(self.val(j, mod))
+        return out
+
+    # --- calls -------------------------------------------------------------------------------
+
+    def calls(self, fid: str):
+        """(loop index, callee Val, args, kwargs, tainted, deferred) of every call ``fid`` makes."""
+        mod, f = self.functions[fid]
+        for c in f["calls"]:
+            args = tuple(self.val(a, mod) if a is not None else None for a in c[2])
+            kwargs = {k: self.val(v, mod) for k, v in c[3].items()}
+            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5]
+
+    def classify(self, callee: Val, resolver: Optional[Resolver] = None) -> Optional[tuple]:
+        """What a call's callee is: ("fn", fid, shift), ("model", fid or None, shift), or None.
+
+        ``shift`` is 1 when the call binds ``self`` (a method called on an instance)."""
+        res = resolver or self.resolve
+        t = callee.tag
+        if t == "attr" and not (callee.base.tag == "k" and callee.base.kind == UNKNOWN):
+            base = res(callee.base)
+            name = callee.name
+            if base.kind == SYM and base.ref:
+                return self._classify_symbol(self.symbol(base.ref + "." + name), res)
+            if base.kind in (MODEL, INST) and base.ref:
+                fid = self.method(base.ref, name)
+                if fid is not None:
+                    if base.kind == MODEL and name in ("forward", "__call__"):
+                        return ("model", fid, 1)
+                    return ("fn", fid, 1)
+                # not a method: an attribute called (`self.encoder(x)`, `self.act(x)`)
+                return self._classify_value(res(callee), callee, res)
+            if base.kind == MODEL and name not in MODULE_METHODS:
+                return ("model", None, 1)  # a method of a library model: model.decode(z)
+            return None
+        return self._classify_value(res(callee), callee, res)
+
+    def _classify_value(self, v: R, callee: Val, res) -> Optional[tuple]:
+        if v.kind == SYM and v.ref:
+            return self._classify_symbol(self.symbol(v.ref), res)
+        if v.kind == MODEL:
+            fid = self.method(v.ref, "forward") if v.ref else None
+            return ("model", fid, 1)
+        if v.kind == INST and v.ref:
+            fid = self.method(v.ref, "__call__")
+            return ("fn", fid, 1) if fid else None
+        if v.kind == UNKNOWN and isinstance(callee, Param) and is_model_name(callee.name):
+            return ("model", None, 1)
+        return None
+
+    def _classify_symbol(self, sym: Optional[tuple], res) -> Optional[tuple]:
+        if sym is None:
+            return None
+        if sym[0] == "fn":
+            return ("fn", sym[1], 0)
+        if sym[0] == "cls":
+            init = self.method(sym[1], "__init__")
+            return ("fn", init, 1) if init else None
+        if sym[0] == "val":
+            return self.classify(sym[1], res)
+        return None
+
+    def _build_callers(self) -> None:
+        """Who calls each project function with what, from the calls whose callee is clear
+        without knowing any parameter (a first, syntactic pass)."""
+        for fid in self.functions:
+            for _, callee, args, kwargs, _, _ in self.calls(fid):
+                c = self.classify(callee, self.shallow)
+                if c is None or c[1] is None:
+                    continue
+                self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))
+
+
+class GlobalEnv(Env):
+    def __init__(self, project: Project) -> None:
+        self.p = project
+
+    def sym(self, ref: str) -> R:
+        s = self.p.symbol(ref)
+        if s is None:
+            return R(SYM, ref)
+        if s[0] == "val":
+            return self.p.resolve(s[1])
+        return R(SYM, s[1])
+
+    def ret(self, ref: str) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None:
+            return R_UNKNOWN
+        if s[0] == "fn":
+            mod, f = p.functions[s[1]]
+            if f["ret"] is None:
+                return r(NONE)
+            return p.resolve(p.val(f["ret"], mod))
+        if s[0] == "cls":
+            return self.instance(s[1])
+        return R_UNKNOWN
+
+    def param(self, fid: str, name: str) -> R:
+        p = self.p
+        entry = p.functions.get(fid)
+        if entry is None:
+            return R_UNKNOWN
+        f = entry[1]
+        ev = f["evidence"].get(name)
+        if ev:
+            return r(ev)
+        got = self._from_callers(fid, f, name)
+        return got if got.kind != UNKNOWN else by_name(name)
+
+    def _from_callers(self, fid: str, f: dict, name: str) -> R:
+        params = f["params"]
+        if name not in params:
+            return R_UNKNOWN
+        idx = params.index(name)
+        vals = []
+        for args, kwargs, shift in self.p.callers.get(fid, ())[:32]:
+            if name in kwargs:
+                vals.append(kwargs[name])
+            elif 0 <= idx - shift < len(args) and args[idx - shift] is not None:
+                vals.append(args[idx - shift])
+        if not vals:
+            return R_UNKNOWN
+        return Resolver._join([self.p.resolve(v) for v in vals])
+
+    def instance(self, cls: str) -> R:
+        return R(MODEL, cls) if self.p.is_model_class(cls) else R(INST, cls)
+
+    def attr(self, cls: str, name: str) -> R:
+        vals = self.p.class_attr(cls, name)
+        if vals:
+            got = Resolver._join([self.p.resolve(v) for v in vals])
+            return got if got.kind != UNKNOWN else by_name(name)
+        fid = self.p.method(cls, name)
+        return R(SYM, fid) if fid else by_name(name)
+
+    def meth(self, cls: str, name: str) -> R:
+        fid = self.p.method(cls, name)
+        if fid is None:
+            return R_UNKNOWN
+        return self.ret(fid)
+
+
+def by_name(name: str) -> R:
+    """What a value's name says when nothing else does: `model`, `train_loader`, `optimizer`."""
+    if is_model_name(name):
+        return r(MODEL)
+    if LOADER_NAME.search(name):
+        return r(LOADER)
+    if is_optimizer_name(name):
+        return r(OPTIMIZER)
+    return R_UNKNOWN
+
+
+class ShallowEnv(GlobalEnv):
+    """Like GlobalEnv, but parameters are known only from their own evidence."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(project)
+
+    def param(self, fid: str, name: str) -> R:
+        entry = self.p.functions.get(fid)
+        ev = entry[1]["evidence"].get(name) if entry else None
+        return r(ev) if ev else R_UNKNOWN
+
+    def ret(self, ref: str) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None:
+            return R_UNKNOWN
+        if s[0] == "fn":
+            mod, f = p.functions[s[1]]
+            return p.shallow(p.val(f["ret"], mod)) if f["ret"] is not None else r(NONE)
+        if s[0] == "cls":
+            return self.instance(s[1])
+        return R_UNKNOWN
+
+    def attr(self, cls: str, name: str) -> R:
+        vals = self.p.class_attr(cls, name)
+        if vals:
+            return Resolver._join([self.p.shallow(v) for v in vals])
+        fid = self.p.method(cls, name)
+        return R(SYM, fid) if fid else R_UNKNOWN
+
+    def sym(self, ref: str) -> R:
+        s = self.p.symbol(ref)
+        if s is None:
+            return R(SYM, ref)
+        if s[0] == "val":
+            return self.p.shallow(s[1])
+        return R(SYM, s[1])
+

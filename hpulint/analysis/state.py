@@ -1,0 +1,149 @@
+"""The records the walk fills in: scopes (module, class, function), classes, loops, blocks.
+
+Each function scope and loop keeps the *local* facts of its own body (calls, backward(),
+optimizer steps, markers, returns); whether a loop is a step loop or a function is hot is decided
+by the project link step from every file's facts, and read back through ``Analysis.facts``.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+
+class CallSite:
+    """A call the walk saw: what is called (a value), where, with what arguments."""
+
+    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred")
+
+    def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
+                 deferred: bool) -> None:
+        self.node = node
+        self.callee = callee  # Val of the callee (`f`, `obj.method`)
+        self.loop = loop  # index of the innermost loop of the function holding it, -1: none
+        self.args = args  # positional argument values (None for *args)
+        self.kwargs = kwargs  # keyword -> value
+        # argument position (int) or keyword (str) -> the counter it carries: the name of a
+        # loop counter of this function ("i") or "param:<name>" for a parameter that carries one
+        self.tainted = tainted
+        self.deferred = deferred  # the callee runs its function arguments later (add_step_closure)
+
+
+class Facts:
+    """What a loop body or a function body does directly (nested loops keep their own)."""
+
+    __slots__ = ("backward", "opt_step", "markers", "model_calls", "calls", "carried", "barrier")
+
+    def __init__(self) -> None:
+        self.backward: list = []  # Call nodes of x.backward(), accelerator.backward(loss)
+        self.opt_step: list = []  # Call nodes of optimizer.step() / xm.optimizer_step(...)
+        self.markers: list = []  # Call nodes (or With items) that mark a step
+        self.model_calls: list = []  # Call nodes whose callee may be a model (decided when linked)
+        self.calls: list = []  # CallSites made directly in this body
+        self.carried = False  # assigns a tensor name it also read before (x = f(x))
+        self.barrier = False  # xm.optimizer_step(..., barrier=True): marks the step
+
+
+class ClassInfo:
+    def __init__(self, node: cst.ClassDef, name: str, cid: str, bases: list) -> None:
+        self.node = node
+        self.name = name
+        self.cid = cid  # "module:Qual"
+        self.bases = bases  # qualified names (dotted) or project ids of the bases
+        self.attrs: dict = {}  # self.<name> -> [Val] assigned in its methods
+        self.methods: dict = {}  # name -> fid
+
+
+class Scope:
+    """A module, class or function body."""
+
+    def __init__(self, kind: str, node: cst.CSTNode, name: str, parent: Optional["Scope"],
+                 fid: str = "", cls: Optional[ClassInfo] = None) -> None:
+        self.kind = kind
+        self.node = node
+        self.name = name
+        self.parent = parent
+        self.fid = fid
+        self.cls = cls  # for methods: the class they belong to
+        self.bindings: dict = {}  # name -> Val, in source order (the last assignment wins)
+        self.params: list = []
+        self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
+        self.facts = Facts()
+        self.returns: list = []  # Vals returned
+        self.loops: list = []  # Loops of this function, in source order
+        self.decorators: list = []  # qualified names of its decorators
+        self.counter_params: set = set()  # parameters that carry a loop counter (set when bound)
+
+    @property
+    def is_function(self) -> bool:
+        return self.kind == "function"
+
+    def __repr__(self) -> str:
+        return f"<Scope {self.kind} {self.fid or self.name}>"
+
+
+class Loop:
+    """A for/while loop and what its body does."""
+
+    def __init__(self, node: cst.CSTNode, scope: Scope, parent: Optional["Loop"], index: int) -> None:
+        self.node = node
+        self.scope = scope
+        self.parent = parent  # enclosing loop in the same scope
+        self.index = index  # its position among the function's loops
+        self.counters: set = set()  # loop counters and values derived from them
+        self.facts = Facts()
+        self.loader_marks = False  # iterates an MpDeviceLoader/ParallelLoader
+        self.iter_value = None  # Val of what it iterates
+        self.assigned: set = set()  # names assigned in the body
+        self.read_before_assign: set = set()
+        self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
+        self.block = None  # the Block of its body (definite assignments in the current pass)
+        self.iterated_params: list = []  # parameters of the function the loop iterates
+        self.step_reason: Optional[str] = None  # set when the file is bound to project facts
+
+    @property
+    def is_step_loop(self) -> bool:
+        return self.step_reason is not None
+
+    def chain(self) -> Iterator["Loop"]:
+        loop: Optional[Loop] = self
+        while loop is not None:
+            yield loop
+            loop = loop.parent
+
+    def __repr__(self) -> str:
+        return f"<Loop {self.scope.fid}#{self.index}>"
+
+
+class Block:
+    """A straight-line block being walked: what it assigned so far, and what it shadowed.
+
+    ``defs`` are names certainly assigned in this block before the current point (a name
+    assigned in a nested ``if`` counts only when both branches assign it; in a nested loop,
+    never). ``prior`` keeps a name's binding from before the block's first assignment to it, so
+    that an ``if``'s branches can be joined when it ends.
+    """
+
+    __slots__ = ("kind", "defs", "prior", "scope")
+
+    def __init__(self, kind: str, scope: Scope) -> None:
+        self.kind = kind  # "body" (function), "loop", "if", "else", "try", "handler", "with"
+        self.defs: set = set()
+        self.prior: dict = {}
+        self.scope = scope
+
+
+class IfFrame:
+    """An ``if`` whose branches are being walked: the bindings each branch ended with."""
+
+    __slots__ = ("node", "before", "body_end", "body_defs", "else_end", "else_defs", "has_else", "guard")
+
+    def __init__(self, node: cst.If) -> None:
+        self.node = node
+        self.before: dict = {}  # name -> binding before the if (for names a branch assigns)
+        self.body_end: dict = {}
+        self.body_defs: set = set()
+        self.else_end: dict = {}
+        self.else_defs: set = set()
+        self.has_else = node.orelse is not None
+        self.guard = (False, None)  # (interval, device predicate) of its test

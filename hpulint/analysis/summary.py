@@ -1,0 +1,85 @@
+"""A file's summary: what the rest of the project needs to know about it, as plain JSON data.
+
+Built from the walk of one file (no other file is read), cached by content, and linked with the
+other files' summaries by :mod:`hpulint.analysis.project`:
+
+- ``defs``: the module's top-level names and their values (functions, classes, imports: so a
+  package's ``__init__`` re-exports resolve);
+- ``classes``: bases, ``self.<attr>`` values assigned in any method, methods;
+- ``functions`` (the module body counts as one, ``<module>``): parameters and the evidence of how
+  they are used, the value returned, the step facts of the body (backward(), optimizer steps,
+  markers) and of each loop, and every call: callee, loop, argument values, which arguments carry
+  a loop counter;
+- ``evidence``: what in the file says it targets hpu, xla or torch.compile; ``compiled``: the
+  values given to ``torch.compile`` / ``.compile()``.
+"""
+from __future__ import annotations
+
+from hpulint.analysis.values import join, to_json
+
+VERSION = 1
+
+
+def body_marks(facts, loader_marks: bool = False) -> list:
+    """What a body does directly that makes it a step: reasons in order of strength."""
+    out = []
+    if facts.markers or loader_marks:
+        out.append("marks a step")
+    if facts.backward:
+        out.append("runs backward()")
+    if facts.opt_step:
+        out.append("runs an optimizer step()")
+    return out
+
+
+def _call(c) -> list:
+    return [to_json(c.callee), c.loop, [to_json(a) if a is not None else None for a in c.args],
+            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred]
+
+
+def summarize(an) -> dict:
+    functions = {}
+    for fn in an.all_functions:
+        calls = list(fn.facts.calls)
+        loops = []
+        for lp in fn.loops:
+            calls += lp.facts.calls
+            loops.append({
+                "parent": lp.parent.index if lp.parent is not None else None,
+                "marks": body_marks(lp.facts, lp.loader_marks),
+                "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
+                "line": None,
+            })
+        functions[fn.fid] = {
+            "name": fn.name,
+            "kind": fn.kind,
+            "cls": fn.cls.cid if fn.cls is not None else None,
+            "params": fn.params,
+            "evidence": fn.evidence,
+            "ret": to_json(join(fn.returns)) if fn.returns else None,
+            "marks": body_marks(fn.facts),
+            "calls": [_call(c) for c in calls],
+            "loops": loops,
+            "decorators": [d for d in fn.decorators if d],
+        }
+    classes = {}
+    for info in an.classes.values():
+        classes[info.cid] = {
+            "name": info.name,
+            "bases": info.bases,
+            "attrs": {k: [to_json(v) for v in vals[:8]] for k, vals in info.attrs.items()},
+            "methods": info.methods,
+        }
+    defs = {}
+    for name, v in an.module_scope.bindings.items():
+        defs[name] = to_json(v)
+    return {
+        "version": VERSION,
+        "module": an.module,
+        "package": an.is_package,
+        "defs": defs,
+        "classes": classes,
+        "functions": functions,
+        "evidence": an.evidence,
+        "compiled": [[to_json(v), how] for v, how in an.compiled],
+    }

@@ -1,0 +1,123 @@
+"""Which files make up the project a linted file belongs to, and what each one is called.
+
+The project root is the folder of the ``pyproject.toml`` that holds ``[tool.hpulint]``, else the
+nearest folder above the linted paths with a ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or
+``.git``, else the linted paths' common folder. The *index* is every Python file under the root
+(the same discovery and excludes as linting) when there are at most :data:`INDEX_LIMIT` of
+them; in a larger project, the linted files and, transitively, the project files they import.
+Summaries are cached by content, so after the first run the whole index costs a read per file.
+
+A file's module name is its path under the root (``pkg/utils.py`` -> ``pkg.utils``); whether
+its folder is a package (has ``__init__.py``) decides how its imports resolve.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional
+
+INDEX_LIMIT = 2000
+PLUGIN_INDEX_LIMIT = 300  # flake8 lints one file at a time: a smaller project is indexed whole
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,().*]+)|import\s+([\w.,\s]+?))\s*(?:#.*)?$",
+                     re.M)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: Path
+    module: str
+    is_package: bool
+    script: bool  # its folder is not a package: run as a script, its folder is on sys.path
+
+
+def project_root(paths: Iterable, config=None) -> Path:
+    resolved = [Path(p).resolve() for p in paths if str(p) != "-"]
+    if config is not None and getattr(config, "source", None) is not None:
+        return Path(config.source).resolve().parent
+    if not resolved:
+        return Path.cwd()
+    common = Path(os.path.commonpath([str(p if p.is_dir() else p.parent) for p in resolved]))
+    here: Optional[Path] = common
+    home = Path.home()
+    while here is not None:
+        if any((here / m).exists() for m in MARKERS):
+            return here
+        if here == home or here.parent == here:
+            break
+        here = here.parent
+    return common
+
+
+def info_for(path: Path, root: Path) -> FileInfo:
+    path = Path(path)
+    absolute = path.resolve()
+    try:
+        rel = absolute.relative_to(root)
+        parts = list(rel.with_suffix("").parts)
+    except ValueError:
+        parts = [absolute.stem]
+    is_package = parts[-1] == "__init__" if parts else False
+    if is_package:
+        parts = parts[:-1]
+    module = ".".join(p.replace("-", "_").replace(".", "_") for p in parts) or absolute.parent.name or "<root>"
+    script = not (absolute.parent / "__init__.py").exists()
+    return FileInfo(path, module, is_package, script)
+
+
+def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT) -> list:
+    """The index (FileInfo of every file to summarise); the linted files come first."""
+    infos = {}
+    for f in lint_files:
+        infos[Path(f).resolve()] = info_for(Path(f), root)
+    everything, _ = discover([str(root)], config)
+    if len(everything) <= limit:
+        for f in everything:
+            infos.setdefault(Path(f).resolve(), info_for(Path(f), root))
+        return list(infos.values())
+    by_module = {}
+    for f in everything:
+        info = info_for(Path(f), root)
+        by_module.setdefault(info.module, info)
+    todo = list(infos.values())
+    while todo:
+        info = todo.pop()
+        for mod in imported_modules(info):
+            target = by_module.get(mod)
+            if target is not None and target.path.resolve() not in infos:
+                infos[target.path.resolve()] = target
+                todo.append(target)
+    return list(infos.values())
+
+
+def imported_modules(info: FileInfo) -> set:
+    """Module names a file imports, as project module names could spell them (read with a regex:
+    cheap, and good enough to find the files worth summarising)."""
+    try:
+        text = info.path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    here = info.module.split(".")
+    package = here if info.is_package else here[:-1]
+    out = set()
+    for m in _IMPORT.finditer(text):
+        if m.group(1) is not None:
+            base = m.group(1)
+            dots = len(base) - len(base.lstrip("."))
+            name = base.lstrip(".")
+            if dots:
+                up = package[: len(package) - (dots - 1)] if dots - 1 <= len(package) else []
+                name = ".".join([*up, name] if name else up)
+            names = [name] + [f"{name}.{n.strip()}" for n in m.group(2).replace("(", "").replace(")", "").split(",")
+                              if n.strip() and n.strip() != "*"]
+        else:
+            names = [n.strip().split(" as ")[0] for n in m.group(3).split(",")]
+        for name in names:
+            parts = [p for p in name.split(".") if p]
+            for k in range(len(parts), 0, -1):
+                out.add(".".join(parts[:k]))
+                for j in range(len(package), 0, -1):  # a script's sibling, a src/ layout
+                    out.add(".".join(package[:j] + parts[:k]))
+    return out
