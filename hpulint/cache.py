@@ -27,13 +27,32 @@ from hpulint.model import FileError, Finding, Fix
 CACHE_DIR = ".hpulint_cache"
 
 
+def code_fingerprint() -> str:
+    """A hash of hpulint's own source: a changed hpulint never reads an older one's entries."""
+    global _CODE
+    if _CODE is None:
+        h = hashlib.blake2b(digest_size=8)
+        package = Path(__file__).resolve().parent
+        for f in sorted(package.rglob("*.py")):
+            if "lazy" in f.relative_to(package).parts:
+                continue  # the verifier does not shape lint results
+            try:
+                h.update(f.read_bytes())
+            except OSError:
+                pass
+        _CODE = h.hexdigest()
+    return _CODE
+
+
+_CODE = None
+
+
 class Cache:
     def __init__(self, root: Path, config_fingerprint: str, summary_fingerprint: str = "") -> None:
         self.dir = root / CACHE_DIR / __version__
-        self.salt = f"{__version__}\0{config_fingerprint}\0".encode()  # results: see get()
-        from hpulint.analysis.summary import VERSION
-
-        self.summary_salt = f"{__version__}\0{VERSION}\0{summary_fingerprint}\0".encode()
+        code = code_fingerprint()
+        self.salt = f"{__version__}\0{code}\0{config_fingerprint}\0".encode()
+        self.summary_salt = f"{__version__}\0{code}\0{summary_fingerprint}\0".encode()
 
     def key(self, path: str, data: bytes, kind: str = "result", extra: str = "") -> str:
         h = hashlib.blake2b(self.summary_salt if kind == "summary" else self.salt, digest_size=20)

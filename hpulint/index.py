@@ -1,8 +1,8 @@
 """Which files make up the project a linted file belongs to, and what each one is called.
 
 The project root is the folder of the ``pyproject.toml`` that holds ``[tool.hpulint]``, else the
-nearest folder above the linted paths with a ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or
-``.git``, else the linted paths' common folder. The *index* is every Python file under the root
+nearest folder above the linted paths with a ``pyproject.toml``, ``setup.py``, ``setup.cfg``,
+``requirements.txt`` (a model's folder in a repository of many models) or ``.git``, else the linted paths' common folder. The *index* is every Python file under the root
 (the same discovery and excludes as linting) when there are at most :data:`INDEX_LIMIT` of
 them; in a larger project, the linted files and, transitively, the project files they import.
 Summaries are cached by content, so after the first run the whole index costs a read per file.
@@ -20,7 +20,7 @@ from typing import Iterable, Optional
 
 INDEX_LIMIT = 2000
 PLUGIN_INDEX_LIMIT = 300  # flake8 lints one file at a time: a smaller project is indexed whole
-MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
 _IMPORT = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import\s+([\w\s,().*]+)|import\s+([\w.,\s]+?))\s*(?:#.*)?$",
                      re.M)
 

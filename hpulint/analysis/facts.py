@@ -52,6 +52,15 @@ def answer_for(linked, key: tuple):
         return r_to_data(p.env.attr(key[1], key[2]))
     if kind == "meth":
         return r_to_data(p.env.meth(key[1], key[2]))
+    if kind == "call":  # what the k-th call of a function calls: [[kind, fid, shift]...]
+        targets = linked.call_targets.get(key[1], [])
+        return [list(t) for t in targets[key[2]]] if key[2] < len(targets) else []
+    if kind == "callee":  # a project function's parameters and those that index a device tensor
+        entry = p.functions.get(key[1])
+        if entry is None:
+            return None
+        return {"name": entry[1]["name"], "params": entry[1]["params"],
+                "index_params": linked.tensor_index_params(key[1]), "path": p.modules[entry[0]].get("path")}
     if kind == "fn":
         fid = key[1]
         target = linked.targets.get(fid)
@@ -64,6 +73,8 @@ def answer_for(linked, key: tuple):
         }
     if kind == "loop":
         return linked.step_loops.get((key[1], key[2]))
+    if kind == "counter-attr":
+        return p.counter_attr(key[1], key[2])
     if kind == "train":
         return linked.training_facts(key[1], key[2])
     raise KeyError(f"unknown question {key!r}")

@@ -20,13 +20,33 @@
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.project import Project
-from hpulint.analysis.values import INST, MLOADER, MODEL, SYM
+from hpulint.analysis.values import INST, LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
+_BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
+                          r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
+                          r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
+                          r"^(?:batch|step)_(?:start|end|begin)$|^on_(?:train|validation|test|predict)_batch_(?:start|end)$")
+
+
+def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
+    """Why a method of a framework class runs every step, if it does."""
+    if kind == "optimizer" and name == "step":
+        return "step() of an optimizer, called every step"
+    if kind == "metric" and name in ("update", "forward"):
+        return f"{name}() of a metric, called every batch"
+    if kind == "callback" and _BATCH_EVENT.match(name):
+        return f"{name}() of a callback, called every batch"
+    if kind == "scheduler" and name in ("step", "scale_model_input"):
+        return f"{name}() of a diffusion scheduler, called every denoising step"
+    if kind == "algorithm" and name == "apply":
+        return "apply() of a training algorithm, called on every event it matches"
+    return None
 
 
 class Linked:
@@ -36,6 +56,7 @@ class Linked:
         self.project = project
         self.configured_target = target
         self.sites: dict = {}  # fid -> [(loop, classification, args, kwargs, tainted, deferred, callee)]
+        self.call_targets: dict = {}  # fid -> [classifications of its k-th call]
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
         self.hot: dict = {}  # fid -> reason
@@ -63,9 +84,14 @@ class Linked:
         p = self.project
         for fid in p.functions:
             out = []
-            for loop, callee, args, kwargs, tainted, deferred in p.calls(fid):
-                out.append((loop, p.classify(callee), args, kwargs, tainted, deferred, callee))
+            by_call = []
+            for loop, callee, args, kwargs, tainted, deferred, name in p.calls(fid):
+                targets = p.targets(callee, name)
+                by_call.append(targets)
+                for cls in targets or [None]:
+                    out.append((loop, cls, args, kwargs, tainted, deferred, callee))
             self.sites[fid] = out
+            self.call_targets[fid] = by_call
 
     def _own(self, fid: str, loop: int):
         """Classified calls made directly by the body of loop ``loop`` (-1: the function body)."""
@@ -100,29 +126,49 @@ class Linked:
     # --- hot functions and step loops ----------------------------------------------------
 
     def _seeds(self) -> dict:
+        """Functions a framework calls once per step: forward() of a model, step hooks, an
+        optimizer's step(), a metric's update(), a callback's per-batch events."""
         p = self.project
         hot = {}
         for cid, (mod, c) in p.classes.items():
-            if not p.is_model_class(cid):
-                continue
-            for name in ("forward", "__call__"):
-                fid = c["methods"].get(name)
-                if fid:
-                    hot[fid] = "forward() of an nn.Module" if name == "forward" else "__call__() of a model"
-            for name in STEP_HOOKS:
-                fid = c["methods"].get(name)
-                if fid:
-                    hot[fid] = f"{name}(), called once per step"
+            methods = c["methods"]
+            if p.is_model_class(cid):
+                for name in ("forward", "__call__"):
+                    fid = methods.get(name)
+                    if fid:
+                        hot[fid] = "forward() of an nn.Module" if name == "forward" else "__call__() of a model"
+            kind = p.framework_kind(cid)
+            for name, fid in methods.items():
+                why = hook_reason(kind, name)
+                if why and fid not in hot:
+                    hot[fid] = why
         for fid, (mod, f) in p.functions.items():
             if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
                 hot[fid] = f"{f['name']}(), called once per step"
         return hot
 
-    def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict) -> Optional[str]:
+    def _multi_step(self, loops: dict) -> set:
+        """Functions that run many steps per call: they hold a step loop, or call one that does
+        (a sampler's `sample()`, a `train_one_epoch()`): calling one is not one step."""
+        multi = {fid for fid, _ in loops}
+        changed = True
+        while changed:
+            changed = False
+            for fid in self.project.functions:
+                if fid in multi:
+                    continue
+                if any(cls is not None and cls[1] in multi for _, cls, *_ in self._own(fid, -1)):
+                    multi.add(fid)
+                    changed = True
+        return multi
+
+    def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict,
+                     multi: frozenset = frozenset()) -> Optional[str]:
         info = f["loops"][index]
         marks = info["marks"]
         if marks and marks[0] == "marks a step":
             return "marks a step"
+        it = None
         if info["iter"] is not None:
             it = self.project.resolve(self.project.val(info["iter"], self.project.functions[fid][0]))
             if it.kind == MLOADER:
@@ -136,13 +182,19 @@ class Linked:
             return None  # passes inside one step: unrolled into the same graph
         if marks:
             return marks[0]
-        for _, cls, *_ in self._own(fid, index):
+        own = self._own(fid, index)
+        if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
+            return "iterates a data loader"  # one batch a pass: whatever its callees do inside
+        for _, cls, *_ in own:  # a function that runs a (training) step at its top level
+            if cls is not None and cls[1] in self.steps and cls[1] != fid:
+                return f"calls {self.project.functions[cls[1]][1]['name']}(), which runs a step"
+        if any(cls is not None and cls[1] in multi for _, cls, *_ in own):
+            return None  # each pass runs whole step loops (a sampling run, an epoch)
+        for _, cls, *_ in own:
             if cls is None:
                 continue
             if cls[0] == "model":
                 return "calls a model"
-            if cls[1] in self.steps:
-                return f"calls {self.project.functions[cls[1]][1]['name']}(), which runs a step"
             if cls[1] in self.calls_model:
                 return f"calls {self.project.functions[cls[1]][1]['name']}(), which calls a model"
         return None
@@ -152,14 +204,16 @@ class Linked:
         seeds = self._seeds()
         hot = dict(seeds)
         loops: dict = {}
+        multi: set = set()
         for _ in range(MAX_ROUNDS):
             new_loops = {}
             for fid, (_, f) in p.functions.items():
                 for i in range(len(f["loops"])):
-                    reason = self._loop_reason(fid, i, f, hot, new_loops)
+                    reason = self._loop_reason(fid, i, f, hot, new_loops, multi)
                     if reason is not None:
                         new_loops[(fid, i)] = reason
-            new_hot = dict(seeds)
+            multi = self._multi_step(new_loops)
+            new_hot = {fid: why for fid, why in seeds.items() if fid not in multi}
             todo = []
             for (fid, i), reason in new_loops.items():
                 inner = self._inner_loops(fid, i)
@@ -171,13 +225,13 @@ class Linked:
             while todo:
                 caller, cls, args, kwargs, deferred, why = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):
-                    if target not in new_hot:
+                    if target not in new_hot and target not in multi:
                         new_hot[target] = why
                         todo += self._from_hot(target)
             if new_hot == hot and new_loops == loops:
                 break
             hot, loops = new_hot, new_loops
-        self.hot, self.step_loops = hot, loops
+        self.hot, self.step_loops, self.multi_step = hot, loops, multi
 
     def _inner_loops(self, fid: str, index: int) -> set:
         loops = self.project.functions[fid][1]["loops"]
@@ -304,6 +358,18 @@ class Linked:
                 if cls is not None and cls[1] is not None and cls[1] not in self.compiled:
                     self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
                     todo.append(cls[1])
+
+    # --- parameters used as indices -----------------------------------------------------
+
+    def tensor_index_params(self, fid: str) -> list:
+        """Parameters of ``fid`` that index a device tensor (`alphas[index]`)."""
+        p = self.project
+        mod, f = p.functions[fid]
+        out = []
+        for name, j in f.get("index_uses", ()):
+            if name not in out and p.resolve(p.val(j, mod)).kind in ("tensor", "mask"):
+                out.append(name)
+        return out
 
     # --- what a training loop does, with its callees ----------------------------------------
 

@@ -192,6 +192,42 @@ def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters:
             _bind_elements(an, [el], Elem(item, k))
 
 
+def clause_bindings(an, clause) -> list:
+    """(name, value) for the targets of one `for` clause of a comprehension."""
+    out = []
+    _collect_iter(an, clause.target, clause.iter, out)
+    return out
+
+
+def _collect_iter(an, target, it, out: list) -> None:
+    if isinstance(target, cst.Name):
+        out.append((target.value, Elem(an.value(iter_source(an, it)))))
+        return
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return
+    els = [e.value for e in target.elements]
+    if isinstance(it, cst.Call) and it.args:
+        qn = an.qualname(it.func) or ""
+        if qn in _WRAPPERS:
+            return _collect_iter(an, target, it.args[0].value, out)
+        if qn == "enumerate" and len(els) == 2:
+            if isinstance(els[0], cst.Name):
+                out.append((els[0].value, V_SCALAR))
+            return _collect_iter(an, els[1], it.args[0].value, out)
+        if qn == "zip" and len(els) == len(it.args):
+            for el, a in zip(els, it.args):
+                _collect_iter(an, el, a.value, out)
+            return
+        if isinstance(it.func, cst.Attribute) and it.func.attr.value == "items" and len(els) == 2:
+            if isinstance(els[1], cst.Name):
+                out.append((els[1].value, Elem(Elem(an.value(it.func.value)))))
+            return
+    item = Elem(an.value(iter_source(an, it)))
+    for k, el in enumerate(els):
+        if isinstance(el, cst.Name):
+            out.append((el.value, Elem(item, k)))
+
+
 def _bind_elements(an, targets: list, val) -> None:
     for t in targets:
         if isinstance(t, cst.Name):
@@ -244,6 +280,9 @@ def record_call(an, node: cst.Call) -> None:
         if name == "compile" and not node.args:
             an.compiled.append((an.value(func.value), ".compile()"))
             an.evidence.setdefault("compile", "calls .compile() on a module")
+        if name in ("append", "extend", "insert") and isinstance(func.value, cst.Name) and node.args:
+            v = an.value(node.args[-1].value)
+            an.refine_elements(func.value.value, Elem(v) if name == "extend" else v)
         if name == "register_buffer" and len(node.args) >= 2 and isinstance(func.value, cst.Name) \
                 and func.value.value == "self" and an.current_class is not None:
             key = string_value(node.args[0].value)
@@ -277,8 +316,12 @@ def record_call(an, node: cst.Call) -> None:
                 origin = hit[1]
                 tainted[key] = f"param:{origin}" if isinstance(origin, str) else f"loop:{origin.index}"
     deferred = name in DEFERRED_CALLBACKS or (qn or "") in DEFERRED_CALLBACKS
-    facts.calls.append(CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs,
-                                tainted, deferred))
+    site = CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs, tainted,
+                    deferred, name or "")
+    site.index = len(fn.calls)
+    fn.calls.append(site)
+    facts.calls.append(site)
+    an.call_sites[id(node)] = site
 
 
 def _note_step_guard(an) -> None:

@@ -104,15 +104,14 @@ NON_TENSOR_METHODS = {
 # methods that only a torch tensor has (used as evidence that an unannotated parameter is one)
 TENSOR_EVIDENCE = frozenset(
     {
-        "new_ones", "new_zeros", "new_full", "new_empty", "new_tensor", "float", "half", "bfloat16",
-        "double", "long", "detach", "contiguous", "unsqueeze", "squeeze", "view", "view_as",
-        "permute", "masked_fill", "masked_fill_", "softmax", "log_softmax", "type_as", "device",
-        "is_cuda", "requires_grad", "grad", "clamp", "clamp_", "expand", "expand_as", "bmm",
-        "matmul", "cuda", "to", "shape", "dtype", "size", "dim", "numel", "item", "tolist",
+        "new_ones", "new_zeros", "new_full", "new_empty", "new_tensor", "long", "detach",
+        "contiguous", "unsqueeze", "squeeze", "view", "view_as", "permute", "masked_fill",
+        "masked_fill_", "softmax", "log_softmax", "type_as", "is_cuda", "grad", "clamp", "clamp_",
+        "expand", "expand_as", "bmm", "matmul", "shape", "dim", "numel", "item", "tolist",
         "flatten", "transpose", "index_select", "gather", "scatter", "masked_select", "narrow",
         "chunk", "split", "norm", "pow", "sqrt", "exp", "sigmoid", "tanh", "relu", "addcmul",
         "addcmul_", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "cumsum", "argmax",
-        "roll", "repeat_interleave", "nonzero", "type", "element_size",
+        "roll", "repeat_interleave", "nonzero", "element_size",
     }
 )
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hpulint.analysis.names import (
-    LOADER_NAME, MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name, is_optimizer_name,
-)
+from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.values import (
-    INST, LOADER, MODEL, NONE, OPTIMIZER, R, R_UNKNOWN, SYM, UNKNOWN, Env, Param, Resolver, Val, from_json, r,
+    INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Env, Param, Resolver, Val, by_name, from_json, r,
 )
 
 
@@ -123,6 +121,11 @@ class Project:
                 return ("mod", mod)
             j = s["defs"].get(rest[0])
             if j is None:
+                for star in s.get("stars", ()):  # `from .boxes import *` in a package's __init__
+                    if not rest[0].startswith("_"):
+                        found = self.symbol(".".join([self.absolute(star, mod), *rest]), depth + 1)
+                        if found is not None:
+                            return found
                 return None
             v = self.val(j, mod)
             if v.tag == "sym":
@@ -184,6 +187,39 @@ class Project:
         self._models[cid] = model
         return model
 
+    def framework_kind(self, cid: str) -> Optional[str]:
+        """"optimizer", "metric", "callback" or "algorithm" when the class derives from one."""
+        for b in self.external_bases(cid):
+            leaf = b.rsplit(".", 1)[-1]
+            if b.startswith("torch.optim") or leaf == "Optimizer":
+                return "optimizer"
+            if leaf == "Metric" or b.startswith("torchmetrics."):
+                return "metric"
+            if leaf.endswith("Callback") or leaf in ("TrainerCallback", "Callback"):
+                return "callback"
+            if b.startswith("composer") and leaf == "Algorithm":
+                return "algorithm"
+            if leaf == "SchedulerMixin":
+                return "scheduler"
+        return None
+
+    def counter_attr(self, cid: str, name: str) -> Optional[str]:
+        """The attribute counted across calls behind ``self.<name>`` (itself, or the attribute
+        a property of that name returns), when some method adds to it."""
+        counters = set()
+        for c in self.mro(cid):
+            counters.update(self.classes[c][1].get("counter_attrs", ()))
+        if name in counters:
+            return name
+        fid = self.method(cid, name)
+        if fid is not None:
+            f = self.functions[fid][1]
+            ret = f.get("ret")
+            if "property" in " ".join(f["decorators"]) and isinstance(ret, list) and ret[0] == "attr" \
+                    and isinstance(ret[1], list) and ret[1][0] == "self" and ret[2] in counters:
+                return ret[2]
+        return None
+
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):
             fid = self.classes[c][1]["methods"].get(name)
@@ -202,12 +238,39 @@ class Project:
     # --- calls -------------------------------------------------------------------------------
 
     def calls(self, fid: str):
-        """(loop index, callee Val, args, kwargs, tainted, deferred) of every call ``fid`` makes."""
+        """(loop index, callee Val, args, kwargs, tainted, deferred, name) of every call ``fid`` makes."""
         mod, f = self.functions[fid]
         for c in f["calls"]:
             args = tuple(self.val(a, mod) if a is not None else None for a in c[2])
             kwargs = {k: self.val(v, mod) for k, v in c[3].items()}
-            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5]
+            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6]
+
+    def targets(self, callee: Val, name: str = "", depth: int = 0) -> list:
+        """Every classification a callee can have: a parameter called (`model(x)` in a sampling
+        helper) is what its callers pass, each of them; a callee nothing resolves is a model when
+        its name says so."""
+        if isinstance(callee, Param) and depth < 3:
+            entry = self.functions.get(callee.fid)
+            out = []
+            if entry is not None and callee.name in entry[1]["params"]:
+                idx = entry[1]["params"].index(callee.name)
+                seen = set()
+                for args, kwargs, shift in self.callers.get(callee.fid, ())[:32]:
+                    v = kwargs.get(callee.name)
+                    if v is None and 0 <= idx - shift < len(args):
+                        v = args[idx - shift]
+                    if v is None or v in seen:
+                        continue
+                    seen.add(v)
+                    out += self.targets(v, name, depth + 1)
+            if out:
+                return out
+        got = self.classify(callee)
+        if got is not None:
+            return [got]
+        if name and is_model_name(name) and self.resolve(callee).kind == UNKNOWN:
+            return [("model", None, 1)]
+        return []
 
     def classify(self, callee: Val, resolver: Optional[Resolver] = None) -> Optional[tuple]:
         """What a call's callee is: ("fn", fid, shift), ("model", fid or None, shift), or None.
@@ -262,7 +325,7 @@ class Project:
         """Who calls each project function with what, from the calls whose callee is clear
         without knowing any parameter (a first, syntactic pass)."""
         for fid in self.functions:
-            for _, callee, args, kwargs, _, _ in self.calls(fid):
+            for _, callee, args, kwargs, _, _, _ in self.calls(fid):
                 c = self.classify(callee, self.shallow)
                 if c is None or c[1] is None:
                     continue
@@ -338,17 +401,6 @@ class GlobalEnv(Env):
         if fid is None:
             return R_UNKNOWN
         return self.ret(fid)
-
-
-def by_name(name: str) -> R:
-    """What a value's name says when nothing else does: `model`, `train_loader`, `optimizer`."""
-    if is_model_name(name):
-        return r(MODEL)
-    if LOADER_NAME.search(name):
-        return r(LOADER)
-    if is_optimizer_name(name):
-        return r(OPTIMIZER)
-    return R_UNKNOWN
 
 
 class ShallowEnv(GlobalEnv):

@@ -14,10 +14,12 @@ import libcst as cst
 class CallSite:
     """A call the walk saw: what is called (a value), where, with what arguments."""
 
-    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred")
+    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index")
 
     def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
-                 deferred: bool) -> None:
+                 deferred: bool, name: str = "") -> None:
+        self.name = name  # the callee's name as written (`model` in `model(x)`, `decode` in `vae.decode(z)`)
+        self.index = -1  # its position among the calls of its function (the summary's order)
         self.node = node
         self.callee = callee  # Val of the callee (`f`, `obj.method`)
         self.loop = loop  # index of the innermost loop of the function holding it, -1: none
@@ -52,6 +54,7 @@ class ClassInfo:
         self.bases = bases  # qualified names (dotted) or project ids of the bases
         self.attrs: dict = {}  # self.<name> -> [Val] assigned in its methods
         self.methods: dict = {}  # name -> fid
+        self.counter_attrs: set = set()  # self.<name> += 1 in some method: a counter across calls
 
 
 class Scope:
@@ -71,8 +74,11 @@ class Scope:
         self.facts = Facts()
         self.returns: list = []  # Vals returned
         self.loops: list = []  # Loops of this function, in source order
+        self.calls: list = []  # every CallSite of the function (its body and its loops), in order
+        self.index_uses: list = []  # (parameter, Val of what it indexes): `alphas[index]`
         self.decorators: list = []  # qualified names of its decorators
-        self.counter_params: set = set()  # parameters that carry a loop counter (set when bound)
+        self.ret_annotation = None  # Val its return annotation says (`-> Tensor`), if any
+        self.yields = False  # a generator: what it returns is what its name says (`iter_dataloader`)
 
     @property
     def is_function(self) -> bool:

@@ -15,9 +15,9 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 """
 from __future__ import annotations
 
-from hpulint.analysis.values import join, to_json
+from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 1
+VERSION = 6
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -34,33 +34,36 @@ def body_marks(facts, loader_marks: bool = False) -> list:
 
 def _call(c) -> list:
     return [to_json(c.callee), c.loop, [to_json(a) if a is not None else None for a in c.args],
-            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred]
+            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name]
 
 
 def summarize(an) -> dict:
     functions = {}
     for fn in an.all_functions:
-        calls = list(fn.facts.calls)
+        calls = fn.calls
         loops = []
         for lp in fn.loops:
-            calls += lp.facts.calls
             loops.append({
                 "parent": lp.parent.index if lp.parent is not None else None,
                 "marks": body_marks(lp.facts, lp.loader_marks),
                 "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
                 "line": None,
             })
+        ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)
+        if fn.yields and fn.ret_annotation is None:
+            ret = Named(V_UNKNOWN, fn.name)
         functions[fn.fid] = {
             "name": fn.name,
             "kind": fn.kind,
             "cls": fn.cls.cid if fn.cls is not None else None,
             "params": fn.params,
             "evidence": fn.evidence,
-            "ret": to_json(join(fn.returns)) if fn.returns else None,
+            "ret": to_json(ret) if ret is not None else None,
             "marks": body_marks(fn.facts),
             "calls": [_call(c) for c in calls],
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],
+            "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],
         }
     classes = {}
     for info in an.classes.values():
@@ -69,6 +72,7 @@ def summarize(an) -> dict:
             "bases": info.bases,
             "attrs": {k: [to_json(v) for v in vals[:8]] for k, vals in info.attrs.items()},
             "methods": info.methods,
+            "counter_attrs": sorted(info.counter_attrs),
         }
     defs = {}
     for name, v in an.module_scope.bindings.items():
@@ -80,6 +84,7 @@ def summarize(an) -> dict:
         "defs": defs,
         "classes": classes,
         "functions": functions,
+        "stars": an.star_imports,
         "evidence": an.evidence,
         "compiled": [[to_json(v), how] for v, how in an.compiled],
     }

@@ -194,6 +194,18 @@ class Join(Val):
         self.parts = parts
 
 
+class Named(Val):
+    """A value bound to a name that says what it is (``model = load(...)``): the name decides
+    when nothing else does."""
+
+    __slots__ = ("base", "name")
+    tag = "named"
+
+    def __init__(self, base: Val, name: str) -> None:
+        self.base = base
+        self.name = name
+
+
 class Tup(Val):
     __slots__ = ("parts",)
     tag = "tup"
@@ -232,7 +244,7 @@ MAX_DEPTH = 8  # deeper expressions are not followed: unknown
 
 
 def depth(v: Val) -> int:
-    if isinstance(v, (Attr, Elem, Meth, CallV)):
+    if isinstance(v, (Attr, Elem, Meth, CallV, Named)):
         return 1 + depth(v.base)
     if isinstance(v, (Arith, Join, Tup)):
         return 1 + max((depth(p) for p in v.parts), default=0)
@@ -269,6 +281,8 @@ def to_json(v: Val):
         return [t, to_json(v.base), v.name, v.hint]
     if t == "call":
         return [t, to_json(v.base)]
+    if t == "named":
+        return [t, to_json(v.base), v.name]
     if t == "arith":
         return [t, [to_json(p) for p in v.parts], v.op]
     return [t, [to_json(p) for p in v.parts]]  # join, tup
@@ -295,6 +309,8 @@ def from_json(j, ref=None) -> Val:
         return Meth(from_json(j[1], ref), j[2], j[3])
     if t == "call":
         return CallV(from_json(j[1], ref))
+    if t == "named":
+        return Named(from_json(j[1], ref), j[2])
     if t == "arith":
         return Arith(tuple(from_json(p, ref) for p in j[1]), j[2])
     if t == "join":
@@ -316,7 +332,7 @@ def leaves(v: Val):
         x = stack.pop()
         if isinstance(x, (Sym, Ret, Param, Self)):
             yield x
-        elif isinstance(x, (Attr, Elem, Meth, CallV)):
+        elif isinstance(x, (Attr, Elem, Meth, CallV, Named)):
             stack.append(x.base)
         elif isinstance(x, (Arith, Join, Tup)):
             stack.extend(x.parts)
@@ -370,7 +386,8 @@ class Resolver:
         if t == "sym":
             return env.sym(v.ref)
         if t == "ret":
-            return env.ret(v.ref)
+            got = env.ret(v.ref)
+            return got if got.kind != UNKNOWN else _loader_by_name(v.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1])
         if t == "param":
             return env.param(v.fid, v.name)
         if t == "self":
@@ -380,7 +397,8 @@ class Resolver:
         if t == "elem":
             return self._elem(self(v.base), v.index)
         if t == "meth":
-            return self._meth(self(v.base), v.name, v.hint)
+            got = self._meth(self(v.base), v.name, v.hint)
+            return got if got.kind != UNKNOWN else _loader_by_name(v.name)
         if t == "call":
             base = self(v.base)
             if base.kind == SYM:
@@ -401,6 +419,9 @@ class Resolver:
             return self._join([self(p) for p in v.parts])
         if t == "tup":
             return R(TUPLE, None, tuple(self(p) for p in v.parts))
+        if t == "named":
+            got = self(v.base)
+            return got if got.kind != UNKNOWN else by_name(v.name)
         return R_UNKNOWN
 
     def _attr(self, base: R, name: str) -> R:
@@ -448,8 +469,10 @@ class Resolver:
         k = base.kind
         if k in DEVICE_TENSORS:
             if name == "to":
-                return r(HOST) if hint == "cpu" else r(k if hint == "dtype" and k == MASK else TENSOR)
+                return r(HOST) if hint == "cpu" else r(MASK if k == MASK and hint != "dtype" else TENSOR)
             if name in MASK_METHODS:
+                return r(MASK)
+            if k == MASK and name in _SAME_DTYPE:
                 return r(MASK)
             out = NON_TENSOR_METHODS.get(name)
             if out is None:
@@ -483,16 +506,18 @@ class Resolver:
         if k == SYM and base.ref:
             return self.env.ret(base.ref + "." + name)
         if k == UNKNOWN:
+            if name in MODEL_ONLY_METHODS:
+                return r(MODEL) if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN
             if name == "item":
                 return r(DATA)
             if name in ("cpu", "numpy"):
                 return r(HOST)
             if name == "to":
                 return r(HOST) if hint == "cpu" else (r(TENSOR) if hint == "device" else R_UNKNOWN)
-            if name in ("float", "half", "bfloat16", "detach", "contiguous", "cuda", "unsqueeze",
-                        "squeeze", "view", "reshape", "permute", "transpose", "clone", "long", "int",
-                        "softmax", "sigmoid", "masked_fill", "type_as", "new_zeros", "new_ones",
-                        "new_full", "new_empty", "new_tensor", "expand", "repeat", "flatten"):
+            if name in ("detach", "contiguous", "unsqueeze", "squeeze", "view", "reshape", "permute",
+                        "transpose", "clone", "long", "int", "softmax", "sigmoid", "masked_fill", "type_as",
+                        "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "expand", "repeat",
+                        "flatten"):
                 return r(TENSOR)
         return R_UNKNOWN
 
@@ -523,6 +548,39 @@ class Resolver:
         if dev:
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         return real[0]
+
+
+# tensor methods that keep the dtype (a mask stays a mask)
+_SAME_DTYPE = frozenset({"squeeze", "unsqueeze", "view", "reshape", "flatten", "t", "transpose", "permute",
+                         "contiguous", "clone", "detach", "expand", "expand_as", "repeat", "cuda", "flip",
+                         "roll", "narrow", "select", "index_select", "gather", "__invert__", "logical_not",
+                         "view_as", "reshape_as", "squeeze_", "unsqueeze_"})
+
+# methods only a module has (a tensor has none of them): an unknown receiver is a model
+MODEL_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "buffers", "named_buffers",
+                                "modules", "named_modules", "children", "named_children", "state_dict",
+                                "load_state_dict", "register_buffer", "register_parameter",
+                                "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
+
+
+def _loader_by_name(name: str) -> R:
+    """`build_dataloader()`, `self._iter_dataloader()`: what a function's name says it returns."""
+    from hpulint.analysis.names import LOADER_NAME
+
+    return r(LOADER) if LOADER_NAME.search(name) else R_UNKNOWN
+
+
+def by_name(name: str) -> R:
+    """What a value's name says when nothing else does: `model`, `train_loader`, `optimizer`."""
+    from hpulint.analysis.names import LOADER_NAME, is_optimizer_name
+
+    if is_model_name(name):
+        return r(MODEL)
+    if LOADER_NAME.search(name):
+        return r(LOADER)
+    if is_optimizer_name(name):
+        return r(OPTIMIZER)
+    return R_UNKNOWN
 
 
 def is_device_tensor(res: R) -> bool:

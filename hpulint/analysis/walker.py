@@ -23,7 +23,8 @@ from hpulint.analysis.names import (
 from hpulint.analysis.syntax import dotted, is_true, keyword, last_name, names_in, param_names, string_value, target_names
 from hpulint.analysis.state import Block, CallSite, ClassInfo, IfFrame, Loop, Scope
 from hpulint.analysis.values import (
-    Elem, Join, Param, Self, Sym, V_NONE, V_OTHER, V_SCALAR, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
+    Elem, Join, Named, Param, Self, Sym, Tup, by_name, V_NONE, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR,
+    V_UNKNOWN, Val, join,
 )
 
 MISSING = object()
@@ -66,6 +67,9 @@ class Walker:
         self._stores: set = set()  # ids of Name nodes that are assignment targets
         self._qualnames: dict = {}  # id(node) -> qualified name (cleared when an import adds a name)
         self._function: Optional[Scope] = None
+        self.call_sites: dict = {}  # id(Call) -> its CallSite
+        self._comprehensions: list = []
+        self.star_imports: list = []  # modules `from m import *` reads
         self._qual_count: dict = {}
 
     # --- queries used while walking --------------------------------------------------------
@@ -309,6 +313,8 @@ class Walker:
                 return
         self._note_target(base)
         if isinstance(node.names, cst.ImportStar):
+            if self.scope is self.module_scope:
+                self.star_imports.append(base)
             return
         for alias in node.names:
             name = dotted(alias.name)
@@ -402,6 +408,8 @@ class Walker:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
+        if node.returns is not None:
+            scope.ret_annotation = self._annotation_value(node.returns.annotation)
         self._push_scope(scope)
         self.all_functions.append(scope)
         self.statements.append(node)
@@ -428,6 +436,19 @@ class Walker:
             return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
         return self.qualname(ann) in _TENSOR_ANNOTATIONS
 
+    def _annotation_value(self, ann: cst.BaseExpression):
+        """A return annotation that says tensor (`-> Tensor`) or tensors (`-> dict[str, Tensor]`,
+        `-> Tuple[Tensor, Tensor]`, `-> list[torch.Tensor]`); None otherwise."""
+        if self._is_tensor_annotation(ann):
+            return V_TENSOR
+        if isinstance(ann, cst.Subscript):
+            head = (self.qualname(ann.value) or "").rsplit(".", 1)[-1].lower()
+            if head in ("dict", "list", "tuple", "sequence", "mapping", "iterable"):
+                parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+                if parts and self._is_tensor_annotation(parts[-1] if head in ("dict", "mapping") else parts[0]):
+                    return V_SEQ_TENSOR
+        return None
+
     def _enter_lambda(self, node: cst.Lambda) -> None:
         parent = self.function
         qual = f"{parent.qual}.<lambda>" if parent.qual else "<lambda>"
@@ -447,6 +468,9 @@ class Walker:
         scope.returns.append(self.value(node.body))
         self.blocks.pop()
         self._pop_scope()
+
+    def _enter_yield(self, node) -> None:
+        self.function.yields = True
 
     def _enter_return(self, node: cst.Return) -> None:
         self.function.returns.append(self.value(node.value) if node.value is not None else V_NONE)
@@ -634,6 +658,8 @@ class Walker:
         elif isinstance(node.target, cst.Attribute) and isinstance(node.target.value, cst.Name) \
                 and node.target.value.value == "self" and self.current_class is not None:
             self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
+            if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                self.current_class.counter_attrs.add(node.target.attr.value)
 
     def _note_store(self, target: cst.BaseExpression) -> None:
         """Names a statement stores to are not reads (for the loop-carried facts)."""
@@ -644,6 +670,20 @@ class Walker:
                 self._note_store(el.value)
         elif isinstance(target, cst.StarredElement):
             self._note_store(target.value)
+
+    def refine_elements(self, name: str, element: Val) -> None:
+        """`xs.append(t)`, `xs[i] = t`: the list bound to ``xs`` holds ``element`` too (not an
+        assignment of ``xs``: certainly-assigned facts stay as they are)."""
+        fn = self._function
+        old = fn.bindings.get(name)
+        if old is None or not (old is V_SEQ or isinstance(old, Tup)):
+            return
+        parts = (join((old.parts[0], element)),) if isinstance(old, Tup) and len(old.parts) == 1 else (element,)
+        block = self.blocks[-1] if self.blocks else None
+        if block is not None and block.scope is fn and name not in block.prior:
+            block.prior[name] = old
+        fn.bindings[name] = Tup(parts)
+        self.value_cache.clear()
 
     def _bind_keeping_counter(self, name: str, val: Val) -> None:
         fn = self.function
@@ -685,6 +725,8 @@ class Walker:
                 if name not in loop.assigned and value_node is not None and name in set(names_in(value_node)):
                     loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
                 loop.assigned.add(name)
+            if by_name(name).kind != "unknown" and not isinstance(val, (Sym,)):
+                val = Named(val, name)  # `model = load(...)`: the name decides if nothing else does
             self._bind(name, val)
             for lp in loop.chain() if loop is not None else ():
                 lp.counters.discard(name)
@@ -695,11 +737,18 @@ class Walker:
                 else:
                     fn.pcounters[name] = origin
             return
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.refine_elements(target.value.value, val)
+            return
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
                 and target.value.value == "self":
             cls = self.current_class
             if cls is not None:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
+                v = value_node
+                if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.Add, cst.Subtract)) \
+                        and any(isinstance(x, cst.Attribute) and x.deep_equals(target) for x in (v.left, v.right)):
+                    cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1
 
     # --- calls: the facts that make a loop a step loop --------------------------------------
 
@@ -719,6 +768,49 @@ class Walker:
                 if v.fid == fn.fid:
                     fn.evidence.setdefault(v.name, "tensor")
                     fn.pcounters.pop(base.value, None)
+
+    def _enter_subscript(self, node: cst.Subscript) -> None:
+        # `alphas[index]` with a parameter (or int arithmetic on one): the link step decides
+        # whether a step loop's counter arrives there
+        fn = self._function
+        if not fn.pcounters:
+            return
+        for el in node.slice:
+            s = el.slice
+            parts = [s.value] if isinstance(s, cst.Index) else [p for p in (s.lower, s.upper, s.step) if p is not None]
+            for part in parts:
+                for n in names_in(part):
+                    origin = fn.pcounters.get(n)
+                    if isinstance(origin, str):
+                        fn.index_uses.append((origin, self.value(node.value)))
+                        return
+
+    # comprehensions: `[l.item() for l in losses]`, `{k: v.cpu() for k, v in d.items()}`; their
+    # targets are bound before the element is walked (libcst visits it first) and unbound after
+
+    def _enter_comprehension(self, node) -> None:
+        from hpulint.analysis.loops import clause_bindings
+
+        fn = self._function
+        saved = {}
+        clause = node.for_in
+        while clause is not None:  # a later clause's iterable may read an earlier target
+            for name, val in clause_bindings(self, clause):
+                if name not in saved:
+                    saved[name] = fn.bindings.get(name, MISSING)
+                fn.bindings[name] = val
+            self.value_cache.clear()
+            clause = clause.inner_for_in
+        self._comprehensions.append(saved)
+
+    def _leave_comprehension(self, node) -> None:
+        fn = self._function
+        for name, prior in self._comprehensions.pop().items():
+            if prior is MISSING:
+                fn.bindings.pop(name, None)
+            else:
+                fn.bindings[name] = prior
+        self.value_cache.clear()
 
     def _enter_name(self, node: cst.Name) -> None:
         loop = self.loop
@@ -748,6 +840,7 @@ ENTER = {
     cst.FunctionDef: Walker._enter_function,
     cst.Lambda: Walker._enter_lambda,
     cst.Return: Walker._enter_return,
+    cst.Yield: Walker._enter_yield,
     cst.SimpleStatementLine: Walker._enter_statement,
     cst.With: Walker._enter_with,
     cst.Try: Walker._enter_try,
@@ -765,9 +858,18 @@ ENTER = {
     cst.NamedExpr: Walker._enter_named_expr,
     cst.Call: Walker._enter_call,
     cst.Attribute: Walker._enter_attribute,
+    cst.Subscript: Walker._enter_subscript,
     cst.Name: Walker._enter_name,
+    cst.ListComp: Walker._enter_comprehension,
+    cst.SetComp: Walker._enter_comprehension,
+    cst.DictComp: Walker._enter_comprehension,
+    cst.GeneratorExp: Walker._enter_comprehension,
 }
 LEAVE = {
+    cst.ListComp: Walker._leave_comprehension,
+    cst.SetComp: Walker._leave_comprehension,
+    cst.DictComp: Walker._leave_comprehension,
+    cst.GeneratorExp: Walker._leave_comprehension,
     cst.Module: Walker._leave_module,
     cst.Assign: Walker._leave_assign,
     cst.AnnAssign: Walker._leave_ann_assign,

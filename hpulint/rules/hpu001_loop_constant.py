@@ -34,6 +34,18 @@ MESSAGE = (
 )
 
 
+ATTR_MESSAGE = (
+    "`{name}` counts calls and becomes a constant in the graph (a tensor index): every call "
+    "records a different graph, so the device compiles again every step ({why}). Keep the index on "
+    "the device (a device tensor index), or roll the buffer and read a fixed position"
+)
+CALL_MESSAGE = (
+    "loop counter `{name}` is passed into {why}: there it becomes a constant in the graph, so every "
+    "pass records a different graph and the device compiles again. Pass it as a device tensor, or "
+    "read a fixed position of a buffer rolled each pass"
+)
+
+
 class LoopIteratorConstant(Rule):
     code = "HPU001"
     name = "loop-iterator-constant"
@@ -63,6 +75,48 @@ class LoopIteratorConstant(Rule):
             return
         self._subscript_args(node)
         self._shape_args(node)
+        self._into_callee(node)
+
+    def _into_callee(self, node: cst.Call) -> None:
+        """`self.p_sample_ddim(x, c, ts, index=index)` with index = total - i - 1: the callee
+        indexes a device tensor with it (reported there too, with the loop it comes from)."""
+        an = self.an
+        site = an.call_sites.get(id(node))
+        if site is None or not any(o.startswith("loop:") for o in site.tainted.values()):
+            return
+        fn = an.function
+        here = an.here()
+        for key, origin in site.tainted.items():
+            if not origin.startswith("loop:"):
+                continue
+            loop = fn.loops[int(origin[5:])]
+            arg = next((a.value for i, a in enumerate(a for a in node.args if not a.star)
+                        if (a.keyword is not None and a.keyword.value == key) or (a.keyword is None and i == key)),
+                       None)
+            hit = an.counter_in(arg) if arg is not None else None
+            name = hit[0] if hit else str(key)
+
+            def when(key=key, loop=loop, fid=fn.fid, k=site.index):
+                if not loop.is_step_loop or an.device_excluded(here):
+                    return None
+                for kind, target, shift in an.facts.ask(("call", fid, k)):
+                    info = an.facts.ask(("callee", target)) if kind == "fn" and target else None
+                    if info is None:
+                        continue
+                    params = info["params"]
+                    if isinstance(key, str):
+                        param = key
+                    elif key + shift < len(params):
+                        param = params[key + shift]
+                    else:
+                        continue
+                    if param in info["index_params"]:
+                        return (f"`{info['name']}()` as `{param}`, which indexes a device tensor with it "
+                                f"(the loop {loop.step_reason})")
+                return None
+
+            self.report(node, CALL_MESSAGE.format(name=name, why="{why}"), when=when)
+            return
 
     def _subscript_args(self, node: cst.Call) -> None:
         """`model(x, steps[i])`, `torch.full(..., alphas[i])`: the element goes where a tensor goes."""
@@ -77,6 +131,7 @@ class LoopIteratorConstant(Rule):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
+        self._attribute_counter(node)
         if not self._counters_possible():
             return
         for el in node.slice:
@@ -93,8 +148,8 @@ class LoopIteratorConstant(Rule):
                 here = an.here()
 
                 def what(node=node, base=base, index=index, here=here):
-                    if an.is_host(base) or (index is not None and an.is_tensor(index)):
-                        return None  # a host tensor's index is a host op; a tensor index is data
+                    if an.is_host(base) or (index is not None and an.is_device_tensor(index)):
+                        return None  # a host tensor's index is a host op; a device tensor index is data
                     if an.is_device_tensor(base):
                         return ""
                     if self._used_with_tensors(node):
@@ -104,6 +159,32 @@ class LoopIteratorConstant(Rule):
 
                 self._report(node, name, origin, where, what, fix=self._fix_later(node, name, origin))
                 return
+
+    def _attribute_counter(self, node: cst.Subscript) -> None:
+        """`self.sigmas[self.step_index]` in a method run every step, where some method of the
+        class adds to the index each call (a scheduler's step counter)."""
+        an = self.an
+        cls = an.function.cls
+        if cls is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return
+        attrs = [n for n in _self_attributes(node.slice[0].slice.value)]
+        if not attrs:
+            return
+        base = an.value(node.value)
+        here = an.here()
+        for attr in attrs:
+            def when(attr=attr):
+                counted = an.facts.ask(("counter-attr", cls.cid, attr))
+                if not counted or not an.is_device_tensor(base):
+                    return None
+                why = an.every_step(here)
+                if why is None:
+                    return None
+                via = f"`self.{counted}` grows on every call" if counted == attr else \
+                    f"`self.{attr}` returns `self.{counted}`, which grows on every call"
+                return f"{via}, and {why[3:] if why.startswith('in ') else why}"
+
+            self.report(node, ATTR_MESSAGE.format(name=f"self.{attr}", why="{why}"), when=when)
 
     def _used_with_tensors(self, node: cst.Subscript) -> bool:
         an = self.an
@@ -266,6 +347,21 @@ class LoopIteratorConstant(Rule):
             return None if extra is None else why + extra
 
         self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
+
+
+def _self_attributes(expr: cst.BaseExpression) -> list:
+    """`x` of every `self.x` in an index expression (`self.step_index + 1`)."""
+    out = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
+            out.append(n.attr.value)
+        elif isinstance(n, cst.BinaryOperation):
+            stack += (n.left, n.right)
+        elif isinstance(n, cst.UnaryOperation):
+            stack.append(n.expression)
+    return out
 
 
 def _walk_body(node: cst.CSTNode):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.syntax import keyword
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -24,7 +25,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "f\"", "f'", ".to(")
+                "set_postfix", "f\"", "f'", ".to(", "device=", "array(")
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -50,7 +51,16 @@ class HostSyncEveryStep(Rule):
                     an.value(el.value) for a in node.args if isinstance(a.value, cst.Dict)
                     for el in a.value.elements if isinstance(el, cst.DictElement)]
                 self._report_any(node, "a progress-bar postfix with a tensor", vals)
-        elif isinstance(func, cst.Name):
+        qn = an.qualname(func) or ""
+        if qn in ("torch.tensor", "torch.as_tensor") and node.args and node.args[0].keyword is None:
+            device = keyword(node, "device")
+            if device is not None and method_hint_cpu(an, device):
+                self._report(node, f"`{qn}(..., device=\"cpu\")` of a device tensor", an.value(node.args[0].value))
+            return
+        if qn in ("numpy.array", "numpy.asarray") and node.args:
+            self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
+            return
+        if isinstance(func, cst.Name):
             if func.value in CONVERSIONS and len(node.args) == 1:
                 self._report(node, f"`{func.value}()` of a tensor", an.value(node.args[0].value))
             elif func.value == "print":
@@ -97,6 +107,12 @@ class HostSyncEveryStep(Rule):
             return why
 
         self.report(node, MESSAGE.format(what=what, why="{why}"), when=when)
+
+
+def method_hint_cpu(an, device: cst.BaseExpression) -> bool:
+    from hpulint.analysis.build import _is_cpu
+
+    return _is_cpu(an, device)
 
 
 def _to_cpu(an, call: cst.Call) -> bool:
