@@ -153,8 +153,8 @@ def discover(paths: list, cfg: Config) -> tuple:
                 and not cfg.is_excluded(here / d)
             )
             for name in sorted(names):
-                if name.endswith((".py", ".pyi")):
-                    p = here / name
+                p = here / name
+                if cfg.is_included(p):
                     if not cfg.is_excluded(p) and p not in seen:
                         seen.add(p)
                         files.append(p)
@@ -192,7 +192,12 @@ def _check(args) -> int:
         from hpulint.engine import check_source
 
         name = args.stdin_filename or "-"
-        results.append(check_source(sys.stdin.read(), name, cfg, keep_tree=sarif))
+        if name.endswith(".ipynb"):
+            from hpulint.notebook import check_notebook
+
+            results.append(check_notebook(name, cfg, keep_tree=sarif, text=sys.stdin.read()))
+        else:
+            results.append(check_source(sys.stdin.read(), name, cfg, keep_tree=sarif))
     files, missing = discover([p for p in args.paths if p != "-"], cfg)
     errors += missing
     if sarif:
@@ -241,7 +246,12 @@ def _fix(args, cfg: Config) -> int:
     out = sys.stdout
     if "-" in args.paths:
         name = args.stdin_filename or "-"
-        outcome = fix_source(sys.stdin.read(), name, cfg, unsafe)
+        if name.endswith(".ipynb"):
+            from hpulint.notebook import fix_notebook
+
+            outcome = fix_notebook(name, cfg, unsafe, write=False, text=sys.stdin.read())
+        else:
+            outcome = fix_source(sys.stdin.read(), name, cfg, unsafe)
         if not args.diff:
             sys.stdout.write(outcome.fixed if not outcome.errors else outcome.original)
             out = sys.stderr  # stdout carries the fixed text

@@ -85,6 +85,10 @@ class _DecodeError(Exception):
 
 def check_file(path: Path, config: Config, keep_tree: bool = False) -> FileResult:
     name = str(path)
+    if name.endswith(".ipynb"):  # a notebook: its code cells, joined (hpulint/notebook)
+        from hpulint.notebook import check_notebook
+
+        return check_notebook(path, config, keep_tree)
     try:
         source, encoding = read_source(path)
     except _DecodeError as exc:

@@ -26,7 +26,7 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
     if fmt == "sarif":
         return json.dumps(sarif(findings, fix_changes), indent=2) + "\n"
     if fmt == "concise":
-        return "".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n" for f in findings)
+        return "".join(f"{f.where}: {f.code} {f.message}\n" for f in findings)
     return _text(findings, errors, statistics, quiet, fixable_hint)
 
 
@@ -41,7 +41,7 @@ def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
     else:
         for f in findings:
             mark = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
-            lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+            lines.append(f"{f.where}: {f.code}{mark} {f.message}")
     if not quiet:
         if findings:
             n = len(findings)
@@ -66,9 +66,12 @@ def _escape_prop(text: str) -> str:
 
 
 def _github(f) -> str:
+    # in a notebook, line and col are in the cell (as ruff does): the title and text name it
+    cell = f" (cell {f.cell})" if f.cell is not None else ""
     props = (f"file={_escape_prop(f.path)},line={f.line},col={f.col},endLine={f.end_line},"
-             f"endColumn={f.end_col},title={_escape_prop(f.code + ' ' + f.name)}")
-    return f"::warning {props}::{_escape_data(f.code + ' ' + f.message)}"
+             f"endColumn={f.end_col},title={_escape_prop(f.code + ' ' + f.name + cell)}")
+    text = f"{f.code} {f.message}" if f.cell is None else f"{f.code} cell {f.cell}, line {f.line}: {f.message}"
+    return f"::warning {props}::{_escape_data(text)}"
 
 
 def sarif(findings: list, fix_changes: dict | None = None) -> dict:
@@ -101,8 +104,10 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
                 }
             }],
         }
+        if f.cell is not None:  # region lines and columns are in this cell of the notebook
+            result["properties"] = {"cell": f.cell}
         if f.fix is not None:
-            result["properties"] = {"fixApplicability": f.fix.applicability}
+            result.setdefault("properties", {})["fixApplicability"] = f.fix.applicability
             changes = (fix_changes or {}).get(id(f))
             if changes:  # SARIF requires the edits themselves; without them, no fix object
                 result["fixes"] = [{

@@ -52,7 +52,7 @@ def test_json_output(proj, capsys, monkeypatch):
     assert code == 1
     data = json.loads(out)
     assert data == [{
-        "code": "HPU005", "name": "host-sync-every-step", "path": "train.py", "line": 9, "col": 15,
+        "code": "HPU005", "name": "host-sync-every-step", "path": "train.py", "cell": None, "line": 9, "col": 15,
         "end_line": 9, "end_col": 26, "message": data[0]["message"], "fix": None,
     }]
 
