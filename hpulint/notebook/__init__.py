@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -28,7 +29,7 @@ def is_notebook(path) -> bool:
     return str(path).endswith(SUFFIX)
 
 
-class NotebookError(Exception):
+class NotebookError(ValueError):
     """The file is not a notebook hpulint can read or write back; ``line`` is in the file."""
 
     def __init__(self, message: str, line: Optional[int] = None, col: Optional[int] = None) -> None:
@@ -130,6 +131,8 @@ class Notebook:
         for e in errors:
             if e.cell is None:
                 e.cell, e.line = self.where(e.line)
+                # the parser's own "error at L:C" counts lines of the joined cells: drop it
+                e.message = re.sub(r"\berror at \d+:\d+: ", "", e.message)
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -188,6 +191,12 @@ class Notebook:
                 n: t for n, t in texts.items()}:  # pragma: no cover - a bug in the writer
             raise NotebookError("internal error: the written notebook does not read back")
         return ("\ufeff" if self.bom else "") + out
+
+    def relabel(self, report: str, script: str, is_json: bool = False) -> str:
+        """A ``hpulint verify`` report with its script lines as cell and line (see .run)."""
+        from hpulint.notebook.run import relabel_json, relabel_text
+
+        return (relabel_json if is_json else relabel_text)(self, report, script)
 
     def diff(self, python: str) -> str:
         """A unified diff per changed cell (``a/nb.ipynb:cell 3``)."""
@@ -285,3 +294,10 @@ def _findings(nb: Notebook, config) -> list:
 def python_source(path) -> str:
     """The joined Python source of a notebook's code cells (what ``hpulint verify`` runs)."""
     return Notebook.load(path).python
+
+
+def run_notebook(path) -> dict:
+    """Run a notebook's code cells in order as ``__main__``; return its globals."""
+    from hpulint.notebook.run import run
+
+    return run(path)

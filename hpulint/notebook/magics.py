@@ -67,6 +67,7 @@ def neutralise(text: str, first_marker: int) -> Neutralised:
     state = _State()
     continuing_magic = False
     seen_cell_magic = False
+    indent = ""
     for line in lines:
         body = line.rstrip("\r\n")
         stripped = body.strip()
@@ -82,7 +83,8 @@ def neutralise(text: str, first_marker: int) -> Neutralised:
         if is_magic:
             n = first_marker + len(out.originals)
             out.originals[n] = line
-            indent = body[: len(body) - len(body.lstrip())]
+            if not continuing_magic:  # a continued magic's lines keep its first line's indent
+                indent = body[: len(body) - len(body.lstrip())]
             out.lines.append(f"{indent}pass  {MARKER.format(n)}\n")
             continuing_magic = body.endswith("\\")
             continue
