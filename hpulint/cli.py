@@ -130,35 +130,68 @@ def resolve_config(args) -> Config:
     return cfg
 
 
-def discover(paths: list, cfg: Config) -> tuple:
-    """(python files, errors) under ``paths``, skipping caches, VCS and virtual environments."""
+def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple:
+    """(files to check, errors) under ``paths``, skipping caches, VCS and virtual environments.
+
+    A path that gives no file to check adds a sentence saying why to ``warnings``.
+    """
     from hpulint.model import FileError
 
     files, errors, seen = [], [], set()
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            if not cfg.is_excluded(path) and path not in seen:
+            if cfg.is_excluded(path):
+                _warn(warnings, f"{raw}: not checked: excluded by exclude = {_patterns(cfg.exclude)}")
+            elif path not in seen:
                 seen.add(path)
                 files.append(path)
             continue
         if not path.is_dir():
             errors.append(FileError(raw, "no such file or directory"))
             continue
+        found, excluded, skipped = len(files), 0, []
         for folder, dirs, names in os.walk(path):
             here = Path(folder)
-            dirs[:] = sorted(
-                d for d in dirs
-                if not _default_excluded(d) and not (here / d / "pyvenv.cfg").exists()
-                and not cfg.is_excluded(here / d)
-            )
+            kept = []
+            for d in sorted(dirs):
+                if _default_excluded(d) or (here / d / "pyvenv.cfg").exists() or cfg.is_excluded(here / d):
+                    skipped.append(d)
+                else:
+                    kept.append(d)
+            dirs[:] = kept
             for name in sorted(names):
                 p = here / name
                 if cfg.is_included(p):
-                    if not cfg.is_excluded(p) and p not in seen:
+                    if cfg.is_excluded(p):
+                        excluded += 1
+                    elif p not in seen:
                         seen.add(p)
                         files.append(p)
+        if len(files) == found:
+            _warn(warnings, f"{raw}: no file to check: " + _why_none(cfg, excluded, skipped))
     return files, errors
+
+
+def _patterns(patterns: list) -> str:
+    return "[" + ", ".join(f'"{p}"' for p in patterns) + "]"
+
+
+def _why_none(cfg: Config, excluded: int, skipped: list) -> str:
+    kinds = _patterns([*cfg.include, *cfg.extend_include])
+    if excluded:
+        return (f"{'the' if excluded == 1 else f'all {excluded}'} file{'s' if excluded != 1 else ''} "
+                f"matching include = {kinds} {'is' if excluded == 1 else 'are'} excluded by exclude = "
+                f"{_patterns(cfg.exclude)}")
+    why = f"no file in it matches include = {kinds}"
+    if skipped:
+        why += f" (folders skipped: {', '.join(sorted(set(skipped))[:5])})"
+    return why
+
+
+def _warn(warnings: Optional[list], text: str) -> None:
+    if warnings is not None:
+        warnings.append(text)
 
 
 def _default_excluded(name: str) -> bool:
@@ -198,8 +231,11 @@ def _check(args) -> int:
             results.append(check_notebook(name, cfg, keep_tree=sarif, text=sys.stdin.read()))
         else:
             results.append(check_source(sys.stdin.read(), name, cfg, keep_tree=sarif))
-    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    warnings = []
+    files, missing = discover([p for p in args.paths if p != "-"], cfg, warnings)
     errors += missing
+    for text in warnings:
+        print(f"hpulint: warning: {text}", file=sys.stderr)
     if sarif:
         from hpulint.engine import check_file
 
@@ -226,7 +262,7 @@ def _check(args) -> int:
     for err in errors:
         print(err, file=sys.stderr)
     out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet,
-                 fix_changes=fix_changes)
+                 fix_changes=fix_changes, files=len(results))
     sys.stdout.write(out)
     if errors:
         return 2
@@ -239,7 +275,7 @@ def _fix(args, cfg: Config) -> int:
     from collections import Counter
 
     from hpulint.fix import fix_file, fix_source, unified_diff
-    from hpulint.report import render
+    from hpulint.report import files_checked, render
 
     unsafe = cfg.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
     outcomes = []
@@ -256,7 +292,10 @@ def _fix(args, cfg: Config) -> int:
             sys.stdout.write(outcome.fixed if not outcome.errors else outcome.original)
             out = sys.stderr  # stdout carries the fixed text
         outcomes.append(outcome)
-    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    warnings = []
+    files, missing = discover([p for p in args.paths if p != "-"], cfg, warnings)
+    for text in warnings:
+        print(f"hpulint: warning: {text}", file=sys.stderr)
     for path in files:
         outcomes.append(fix_file(path, cfg, unsafe, write=not args.diff))
     errors = list(missing)
@@ -284,10 +323,14 @@ def _fix(args, cfg: Config) -> int:
     if not args.quiet:
         verb = "would be fixed" if args.diff else "fixed"
         total = n_fixed + len(remaining)
+        checked = files_checked(len(outcomes))
         if total or errors:
-            out.write(f"Found {total} finding{'s' if total != 1 else ''} ({n_fixed} {verb}, {len(remaining)} remaining).\n")
+            out.write(f"Found {total} finding{'s' if total != 1 else ''} ({n_fixed} {verb}, {len(remaining)} "
+                      f"remaining; {checked}).\n")
+        elif not outcomes:
+            out.write("No files checked.\n")
         else:
-            out.write("All checks passed!\n")
+            out.write(f"All checks passed! ({checked})\n")
         if hidden:
             out.write(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.\n")
     if errors:

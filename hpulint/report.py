@@ -16,7 +16,8 @@ PAGES_URL = "https://github.com/hpulint/hpulint/blob/main/rules/{code}.md"
 
 
 def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, quiet: bool = False,
-           fixable_hint: bool = True, fix_changes: dict | None = None) -> str:
+           fixable_hint: bool = True, fix_changes: dict | None = None, files: int | None = None) -> str:
+    """``files``: how many files were checked, for the text summary (None: not said)."""
     if fmt == "json":
         return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
     if fmt == "json-lines":
@@ -27,10 +28,14 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
         return json.dumps(sarif(findings, fix_changes), indent=2) + "\n"
     if fmt == "concise":
         return "".join(f"{f.where}: {f.code} {f.message}\n" for f in findings)
-    return _text(findings, errors, statistics, quiet, fixable_hint)
+    return _text(findings, errors, statistics, quiet, fixable_hint, files)
 
 
-def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
+def files_checked(n: int | None) -> str:
+    return "" if n is None else f"{n} file{'s' if n != 1 else ''} checked"
+
+
+def _text(findings, errors, statistics, quiet, fixable_hint, files=None) -> str:
     lines = []
     if statistics:
         counts = Counter((f.code, f.name) for f in findings)
@@ -45,15 +50,18 @@ def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
     if not quiet:
         if findings:
             n = len(findings)
-            lines.append(f"Found {n} finding{'s' if n != 1 else ''}.")
+            checked = f" ({files_checked(files)})" if files is not None else ""
+            lines.append(f"Found {n} finding{'s' if n != 1 else ''}{checked}.")
             safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
             unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
             if fixable_hint and safe:
                 lines.append(f"[*] {safe} fixable with the `--fix` option.")
             if fixable_hint and unsafe:
                 lines.append(f"({unsafe} more fix{'es' if unsafe != 1 else ''} available with `--fix --unsafe-fixes`)")
+        elif files == 0:
+            lines.append("No files checked.")
         elif not errors:
-            lines.append("All checks passed!")
+            lines.append("All checks passed!" + (f" ({files_checked(files)})" if files is not None else ""))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
