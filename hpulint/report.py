@@ -10,9 +10,9 @@ import json
 from collections import Counter
 
 from hpulint import __version__
+from hpulint.project import PROJECT_URL, rule_page_url
 
 FORMATS = ("text", "concise", "json", "json-lines", "github", "sarif")
-PAGES_URL = "https://github.com/hpulint/hpulint/blob/main/rules/{code}.md"
 
 
 def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, quiet: bool = False,
@@ -91,7 +91,7 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
             "id": r.code,
             "name": r.name,
             "shortDescription": {"text": r.summary},
-            "helpUri": PAGES_URL.format(code=r.code),
+            "helpUri": rule_page_url(r.code),
             "defaultConfiguration": {"level": "warning"},
         }
         for r in ALL_RULES
@@ -131,7 +131,7 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "hpulint", "version": __version__,
-                                "informationUri": "https://github.com/hpulint/hpulint", "rules": rules}},
+                                "informationUri": PROJECT_URL, "rules": rules}},
             "results": results,
         }],
     }

@@ -27,3 +27,22 @@ def test_ci_runs_the_readme_test_command():
           if line.strip() and not line.strip().startswith("#")]
     assert ci[-1] == test_cmd
     assert "torch==2.13.0" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_one_project_url_for_the_pre_commit_snippet_and_sarif():
+    import json
+
+    from hpulint.project import PROJECT_URL
+    from hpulint.report import sarif
+
+    assert re.search(r"^- repo: (\S+)$", README, re.M).group(1) == PROJECT_URL
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert re.search(r"^#\s+- repo: (\S+)$", hooks, re.M).group(1) == PROJECT_URL
+    doc = json.loads(json.dumps(sarif([])))
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == PROJECT_URL
+    assert all(r["helpUri"] == f"{PROJECT_URL}/blob/main/rules/{r['id']}.md" for r in driver["rules"])
+    # set in one place: no other module spells it out
+    spelled = [p.relative_to(ROOT).as_posix() for p in (ROOT / "hpulint").rglob("*.py")
+               if "github.com/hpulint" in p.read_text(encoding="utf-8")]
+    assert spelled == ["hpulint/project.py"]
