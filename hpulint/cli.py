@@ -3,6 +3,7 @@
     hpulint [check] PATH...      lint files and folders (the default command)
     hpulint rule HPU001          print a rule's page; ``hpulint rule --all`` lists the rules
     hpulint verify SCRIPT        replay a script on the simulated lazy device (needs torch)
+    hpulint explain LOG...       map the events in Dynamo, PyTorch/XLA or Gaudi logs to rules and lines
 
 Exit status: 0 nothing found, 1 findings, 2 usage, configuration or file errors.
 """
@@ -19,7 +20,7 @@ from hpulint.config import DEFAULT_EXCLUDE, TARGETS, Config, check_codes, find_p
 from hpulint.model import ConfigError
 from hpulint.report import FORMATS
 
-COMMANDS = ("check", "rule", "verify", "clean")
+COMMANDS = ("check", "rule", "verify", "clean", "explain")
 
 
 def _codes(text: str) -> list:
@@ -69,6 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="a rule code, e.g. HPU001")
     rule.add_argument("--all", action="store_true", help="list every rule")
 
+    explain = sub.add_parser("explain", help="map the events in engine logs to rules, lines and fixes")
+    explain.add_argument("logs", nargs="+", metavar="LOG",
+                         help="TORCH_LOGS=recompiles,graph_breaks output, PT_XLA_DEBUG output or "
+                              "metrics_report() text, a PT_HPU_METRICS_FILE")
+    explain.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    explain.add_argument("--root", action="append", default=[], metavar="DIR",
+                         help="where to look for the source files the logs name (repeatable)")
+    explain.add_argument("--no-lint", action="store_true",
+                         help="do not lint the source files to see whether a static finding covers an event")
+
     verify = sub.add_parser("verify", help="replay a script on the simulated lazy device (needs torch)")
     try:
         from hpulint.lazy.cli import add_arguments
@@ -92,6 +103,8 @@ def main(argv: Optional[list] = None) -> int:
             return _verify(args)
         if args.command == "clean":
             return _clean(args)
+        if args.command == "explain":
+            return _explain(args)
         return _check(args)
     except ConfigError as exc:
         print(f"hpulint: error: {exc}", file=sys.stderr)
@@ -379,6 +392,22 @@ def _rule(args) -> int:
         page = f"# {code} {rule.name}\n\n{rule.summary}\n"
     sys.stdout.write(page)
     return 0
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+
+def _explain(args) -> int:
+    from hpulint.explain import explain_logs
+    from hpulint.explain.render import render
+
+    reports, errors = explain_logs(args.logs, roots=args.root, lint=not args.no_lint)
+    for err in errors:
+        print(f"hpulint: error: {err}", file=sys.stderr)
+    sys.stdout.write(render(args.format, reports))
+    if errors:
+        return 2
+    return 1 if any(r.events for r in reports) else 0
 
 
 # --- verify ----------------------------------------------------------------------------------
