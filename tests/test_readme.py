@@ -46,3 +46,40 @@ def test_one_project_url_for_the_pre_commit_snippet_and_sarif():
     spelled = [p.relative_to(ROOT).as_posix() for p in (ROOT / "hpulint").rglob("*.py")
                if "github.com/hpulint" in p.read_text(encoding="utf-8")]
     assert spelled == ["hpulint/project.py"]
+
+
+def _sample(command: str) -> str:
+    """The output README.md shows under ``$ COMMAND`` in a code block."""
+    m = re.search(r"^```\n\$ " + re.escape(command) + r"\n(.*?)^```$", README, re.M | re.S)
+    assert m, f"no sample of `{command}` in README.md"
+    return m.group(1)
+
+
+def test_the_lint_sample_is_what_the_command_prints(capsys, monkeypatch):
+    from hpulint.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["--no-cache", "fixtures/"]) == 1
+    assert capsys.readouterr().out == _sample("hpulint fixtures/")
+
+
+def test_the_explain_sample_is_what_the_command_prints(capsys, monkeypatch):
+    from hpulint.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "tests/data/logs/dynamo/recompile_limit.log"]) == 1
+    assert capsys.readouterr().out == _sample("hpulint explain tests/data/logs/dynamo/recompile_limit.log")
+
+
+def test_the_verify_sample_is_what_the_command_prints():
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("torch")
+    proc = subprocess.run([sys.executable, "-m", "hpulint", "verify", "fixtures/HPU001/bad_vdiffusion.py"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    seconds = re.compile(r"\(\d+\.\d\d s\)")
+    shown = _sample("hpulint verify fixtures/HPU001/bad_vdiffusion.py")
+    assert seconds.sub("(T s)", proc.stdout) == seconds.sub("(T s)", shown)
