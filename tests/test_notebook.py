@@ -274,3 +274,13 @@ def test_include_and_exclude_decide_which_notebooks(tmp_path, capsys, monkeypatc
     cfg.write_text('[tool.hpulint]\ninclude = ["*.py"]\n')
     _, out, _ = run(["--no-cache", "."], tmp_path, capsys, monkeypatch)
     assert "HPU005" not in out
+
+
+def test_cached_and_parallel_runs_report_the_same_cells(tmp_path, capsys, monkeypatch):
+    for name in ("host_syncs", "shapes", "loop_constants", "step_markers"):
+        shutil.copy(NOTEBOOKS / f"{name}.ipynb", tmp_path)
+    first = run(["--jobs", "1", "."], tmp_path, capsys, monkeypatch)[1]
+    assert "host_syncs.ipynb:cell 4:14:19: HPU005" in first
+    assert (tmp_path / ".hpulint_cache").is_dir()
+    assert run(["--jobs", "1", "."], tmp_path, capsys, monkeypatch)[1] == first  # from the cache
+    assert run(["--no-cache", "--jobs", "2", "."], tmp_path, capsys, monkeypatch)[1] == first
