@@ -7,7 +7,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
 
 from hpulint.cli import main
 from hpulint.explain import explain_logs
