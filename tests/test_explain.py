@@ -13,6 +13,7 @@ from hpulint.explain import explain_logs
 
 LOGS = Path(__file__).resolve().parent / "data" / "logs"
 DYNAMO = LOGS / "dynamo"
+XLA = LOGS / "pytorch-xla"
 
 
 def run(args, cwd: Path, capsys, monkeypatch):
@@ -56,6 +57,35 @@ def test_dynamo_recompile_limit_log_finds_what_the_linter_misses():
         ("graph break", "HPU005", "recompile_limit.py:24", 2, "covered"),  # print() of it
         ("recompilation", "HPU005", "recompile_limit.py:24", 1, "covered"),  # ___stack2 == 0.467...
     ]
+
+
+# --- real PyTorch/XLA logs (torch_xla 2.9.0, PJRT_DEVICE=CPU) -----------------------------------
+
+
+def test_xla_host_reads_log_each_read_at_its_line():
+    assert summary(XLA / "host_reads.log") == [
+        ("host sync", "HPU008", "host_reads.py:22", 3, "covered"),  # if loss > 10: every step
+        ("host sync", "HPU005", "host_reads.py:24", 3, "covered"),  # print(loss.item()) before the sync
+    ]
+
+
+def test_xla_loop_index_log_recompiles_at_the_marker_because_of_steps_i():
+    reports, _ = explain_logs([str(XLA / "loop_index.log")])
+    first, second = reports[0].events
+    assert (first.kind, first.rule, Path(first.file).name, first.line, first.count, first.coverage) == (
+        "recompilation", "HPU001", "loop_index.py", 20, 11, "covered")  # xm.mark_step(); steps[i] at 18
+    assert first.static == [("HPU001", 18, 13)]
+    assert (second.kind, second.rule, second.text, second.coverage) == (
+        "too frequent", None, "CompileTime too frequent: 12 counts during 12 steps (metrics report)",
+        "no line in the log")
+    assert reports[0].notes == ["12 compilations and 0 executions analysed",
+                                "metrics report: 12 compilations, 0 transfers to the host, 12 step markers"]
+
+
+def test_xla_clean_log_has_no_events():
+    reports, _ = explain_logs([str(XLA / "clean.log")])
+    assert reports[0].formats == ["PyTorch/XLA"] and reports[0].events == []
+    assert reports[0].notes == ["1 compilation and 0 executions analysed"]
 
 
 def test_text_output(capsys, monkeypatch):

@@ -2,7 +2,7 @@
 documentation and source give (PyTorch/XLA: docs/source/learn/troubleshoot.md,
 torch_xla/csrc/debug_util.cpp, torch_xla/csrc/runtime/metrics_analysis.cpp; Gaudi: "Handling
 Dynamic Shapes" and the "Detecting frequent graph re-compilations" blog post). These are not real
-logs: tests/test_explain_xla.py reads real PyTorch/XLA logs when there are some."""
+logs: tests/test_explain.py reads the real ones (Dynamo, PyTorch/XLA); no Gaudi output was at hand."""
 from __future__ import annotations
 
 import json
