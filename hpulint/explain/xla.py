@@ -105,7 +105,8 @@ def parse(text: str, log: str, notes: list) -> list:
             events.append(Event(NAME, "cpu fallback", "ops not lowered to XLA (run on the CPU): " + ", ".join(ops),
                                 log, n))
             events[-1].metric = " ".join(ops)
-    events += _report_events(lines, log, notes)
+    profiled = {e.metric for e in events if e.kind == "too frequent"}
+    events += [e for e in _report_events(lines, log, notes) if e.metric not in profiled]
     return events
 
 

@@ -1,7 +1,7 @@
 """PyTorch/XLA: a sampling loop that indexes a schedule with the loop counter (steps[i]):
 each step is another graph. Ends with the metrics report.
 
-Run: PJRT_DEVICE=CPU PT_XLA_DEBUG_LEVEL=1 python loop_index.py > loop_index.log 2>&1
+Run: PJRT_DEVICE=CPU PT_XLA_DEBUG=1 PT_XLA_DEBUG_LEVEL=1 python loop_index.py > loop_index.log 2>&1
 """
 import torch
 import torch_xla
