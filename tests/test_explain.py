@@ -69,6 +69,15 @@ def test_xla_host_reads_log_each_read_at_its_line():
     ]
 
 
+def test_xla_profiler_log_counts_each_read_for_the_whole_run():
+    # PT_XLA_DEBUG=1 PT_XLA_DEBUG_LEVEL=1: one compilation analysis per read, then the summary's counts
+    assert summary(XLA / "host_reads_profiler.log") == [
+        ("too frequent", "HPU005", None, 3, "no line in the log"),  # TransferFromDeviceTime, steps 1-3
+        ("host sync", "HPU008", "host_reads.py:22", 3, "covered"),
+        ("host sync", "HPU005", "host_reads.py:24", 3, "covered"),
+    ]
+
+
 def test_xla_loop_index_log_recompiles_at_the_marker_because_of_steps_i():
     reports, _ = explain_logs([str(XLA / "loop_index.log")])
     first, second = reports[0].events

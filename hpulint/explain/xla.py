@@ -13,7 +13,10 @@ Analysis blocks (``PT_XLA_DEBUG=1`` or ``PT_XLA_DEBUG_LEVEL``; the format of
     Compilation Analysis:   train (/path/train.py:31)
 
 A host read (the "access tensor value" cause) is one event at its Python frame; compilations at
-one step marker with more than one graph hash are recompilations there. The profiler lines
+one step marker with more than one graph hash are recompilations there. With ``PT_XLA_DEBUG=1``
+the run ends with an "Unlowered Op usage summary": ``FRAME (count=N)`` and the Python frames of
+each place that ran an op on the CPU (mostly ``_local_scalar_dense``, a host read), which gives
+each read's count for the whole run. The profiler lines
 (``pt-xla-profiler: CompileTime too frequent: 21 counts during 11 steps``) and a metrics report
 (``Metric: CompileTime`` / ``TotalSamples``, ``Counter: MarkStep`` / ``Value``) have no source
 line: they are events of the whole run. The report is judged as ``pt-xla-profiler`` judges it
@@ -105,6 +108,11 @@ def parse(text: str, log: str, notes: list) -> list:
             events.append(Event(NAME, "cpu fallback", "ops not lowered to XLA (run on the CPU): " + ", ".join(ops),
                                 log, n))
             events[-1].metric = " ".join(ops)
+    summary = _frame_summary(lines, log)
+    if summary:  # its counts are per site for the whole run: they replace the analysis' ones
+        sites = {(e.site.file, e.site.line) for e in summary if e.site}
+        events = [e for e in events if not (e.kind == "host sync" and e.site
+                                            and (e.site.file, e.site.line) in sites)] + summary
     profiled = {e.metric for e in events if e.kind == "too frequent"}
     events += [e for e in _report_events(lines, log, notes) if e.metric not in profiled]
     return events
@@ -142,6 +150,38 @@ def _analysis_events(blocks: list, log: str, notes: list) -> list:
         e.count = len(hashes) - 1
         events.append(e)
     return events
+
+
+def _frame_summary(lines: list, log: str) -> list:
+    """The "Unlowered Op usage summary" ``PT_XLA_DEBUG=1`` logs at exit
+    (torch_xla/debug/frame_parser_util.py): ``FRAME (count=N):`` and the Python frames, innermost
+    first, of each place that ran an op on the CPU, mostly ``_local_scalar_dense``: a host read."""
+    events, inside, block = [], False, None
+    for n, raw in enumerate(lines, 1):
+        msg = re.sub(r"^(WARNING:)?pt-xla-profiler: ?", "", raw.rstrip("\r\n"), count=1)
+        if msg.startswith("Unlowered Op usage summary"):
+            inside = True
+            continue
+        if not inside:
+            continue
+        m = re.match(r"^FRAME \(count=(\d+)\):", msg)
+        if m:
+            block = Event(NAME, "host sync", "an op ran on the CPU here (PyTorch/XLA's unlowered op usage "
+                          "summary; mostly _local_scalar_dense: a tensor's value read on the host)", log, n)
+            block.count = int(m.group(1))
+            events.append(block)
+            continue
+        f = _PY_FRAME.match(msg)
+        if f and block is not None:
+            block.frames.insert(0, Frame(f.group(2), int(f.group(3)), f.group(1)))
+        elif msg.startswith("====") and events:
+            break
+    out = []
+    for e in events:  # a block of only an op's name, or of library frames, has no place to show
+        e.frames = user_frames(e.frames)
+        if e.frames:
+            out.append(e)
+    return out
 
 
 def _report_events(lines: list, log: str, notes: list) -> list:
