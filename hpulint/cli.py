@@ -3,6 +3,7 @@
     hpulint [check] PATH...      lint files and folders (the default command)
     hpulint rule HPU001          print a rule's page; ``hpulint rule --all`` lists the rules
     hpulint verify SCRIPT        replay a script on the simulated lazy device (needs torch)
+    hpulint explain LOG...       map the events in Dynamo, PyTorch/XLA or Gaudi logs to rules and lines
 
 Exit status: 0 nothing found, 1 findings, 2 usage, configuration or file errors.
 """
@@ -15,11 +16,12 @@ from pathlib import Path
 from typing import Optional
 
 from hpulint import __version__
-from hpulint.config import DEFAULT_EXCLUDE, TARGETS, Config, check_codes, find_pyproject, load_config
+from hpulint.config import TARGETS, Config, check_codes, find_pyproject, load_config
+from hpulint.discovery import discover
 from hpulint.model import ConfigError
 from hpulint.report import FORMATS
 
-COMMANDS = ("check", "rule", "verify", "clean")
+COMMANDS = ("check", "rule", "verify", "clean", "explain")
 
 
 def _codes(text: str) -> list:
@@ -69,6 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code", nargs="?", help="a rule code, e.g. HPU001")
     rule.add_argument("--all", action="store_true", help="list every rule")
 
+    explain = sub.add_parser("explain", help="map the events in engine logs to rules, lines and fixes")
+    explain.add_argument("logs", nargs="+", metavar="LOG",
+                         help="TORCH_LOGS=recompiles,graph_breaks output, PT_XLA_DEBUG output or "
+                              "metrics_report() text, a PT_HPU_METRICS_FILE")
+    explain.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    explain.add_argument("--root", action="append", default=[], metavar="DIR",
+                         help="where to look for the source files the logs name (repeatable)")
+    explain.add_argument("--no-lint", action="store_true",
+                         help="do not lint the source files to see whether a static finding covers an event")
+
     verify = sub.add_parser("verify", help="replay a script on the simulated lazy device (needs torch)")
     try:
         from hpulint.lazy.cli import add_arguments
@@ -92,6 +104,8 @@ def main(argv: Optional[list] = None) -> int:
             return _verify(args)
         if args.command == "clean":
             return _clean(args)
+        if args.command == "explain":
+            return _explain(args)
         return _check(args)
     except ConfigError as exc:
         print(f"hpulint: error: {exc}", file=sys.stderr)
@@ -130,37 +144,6 @@ def resolve_config(args) -> Config:
     return cfg
 
 
-def discover(paths: list, cfg: Config) -> tuple:
-    """(python files, errors) under ``paths``, skipping caches, VCS and virtual environments."""
-    from hpulint.model import FileError
-
-    files, errors, seen = [], [], set()
-    for raw in paths:
-        path = Path(raw)
-        if path.is_file():
-            if not cfg.is_excluded(path) and path not in seen:
-                seen.add(path)
-                files.append(path)
-            continue
-        if not path.is_dir():
-            errors.append(FileError(raw, "no such file or directory"))
-            continue
-        for folder, dirs, names in os.walk(path):
-            here = Path(folder)
-            dirs[:] = sorted(
-                d for d in dirs
-                if not _default_excluded(d) and not (here / d / "pyvenv.cfg").exists()
-                and not cfg.is_excluded(here / d)
-            )
-            for name in sorted(names):
-                if name.endswith((".py", ".pyi")):
-                    p = here / name
-                    if not cfg.is_excluded(p) and p not in seen:
-                        seen.add(p)
-                        files.append(p)
-    return files, errors
-
-
 def lint_project(files: list, paths: list, cfg: Config, jobs: int = 1, cache=None, keep_tree: bool = False,
                  stdin_name: Optional[str] = None) -> tuple:
     """(results, linked facts) of ``files`` linted as part of their project (see hpulint.index)."""
@@ -189,12 +172,6 @@ def _project_facts(files: list, paths: list, cfg: Config, args) -> tuple:
     return link_only(infos, cfg, cache), {Path(i.path).resolve(): i for i in infos}
 
 
-def _default_excluded(name: str) -> bool:
-    import fnmatch
-
-    return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDE)
-
-
 def _clean(args) -> int:
     from hpulint.cache import clean
 
@@ -214,8 +191,11 @@ def _check(args) -> int:
     findings, errors = [], []
     # SARIF carries each fix's edits: keep the parsed trees (one parse per file, no cache)
     sarif = args.format == "sarif"
-    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    warnings = []
+    files, missing = discover([p for p in args.paths if p != "-"], cfg, warnings)
     errors += missing
+    for text in warnings:
+        print(f"hpulint: warning: {text}", file=sys.stderr)
     cache = None
     if not args.no_cache and not sarif:
         from hpulint.cache import Cache
@@ -230,8 +210,14 @@ def _check(args) -> int:
 
         name = args.stdin_filename or "-"
         module = info_for(Path(name), project_root([name], cfg)).module if args.stdin_filename else None
-        results.insert(0, check_source(sys.stdin.read(), name, cfg, keep_tree=sarif, linked=linked,
-                                       module_name=module))
+        if name.endswith(".ipynb"):
+            from hpulint.notebook import check_notebook
+
+            results.insert(0, check_notebook(name, cfg, keep_tree=sarif, text=sys.stdin.read(), linked=linked,
+                                             module_name=module))
+        else:
+            results.insert(0, check_source(sys.stdin.read(), name, cfg, keep_tree=sarif, linked=linked,
+                                           module_name=module))
     fix_changes = {}
     for result in results:
         findings += result.findings
@@ -246,7 +232,7 @@ def _check(args) -> int:
     for err in errors:
         print(err, file=sys.stderr)
     out = render(args.format, findings, errors, statistics=args.statistics, quiet=args.quiet,
-                 fix_changes=fix_changes)
+                 fix_changes=fix_changes, files=len(results))
     sys.stdout.write(out)
     if errors:
         return 2
@@ -259,7 +245,7 @@ def _fix(args, cfg: Config) -> int:
     from collections import Counter
 
     from hpulint.fix import fix_file, fix_source, unified_diff
-    from hpulint.report import render
+    from hpulint.report import files_checked, render
 
     unsafe = cfg.unsafe_fixes if args.unsafe_fixes is None else args.unsafe_fixes
     outcomes = []
@@ -268,12 +254,22 @@ def _fix(args, cfg: Config) -> int:
         name = args.stdin_filename or "-"
         linked, infos = _project_facts([], args.paths, cfg, args)
         info = infos.get(Path(name).resolve()) if args.stdin_filename else None
-        outcome = fix_source(sys.stdin.read(), name, cfg, unsafe, linked, info.module if info else None)
+        module = info.module if info else None
+        if name.endswith(".ipynb"):
+            from hpulint.notebook import fix_notebook
+
+            outcome = fix_notebook(name, cfg, unsafe, write=False, text=sys.stdin.read(), linked=linked,
+                                   module_name=module)
+        else:
+            outcome = fix_source(sys.stdin.read(), name, cfg, unsafe, linked, module)
         if not args.diff:
             sys.stdout.write(outcome.fixed if not outcome.errors else outcome.original)
             out = sys.stderr  # stdout carries the fixed text
         outcomes.append(outcome)
-    files, missing = discover([p for p in args.paths if p != "-"], cfg)
+    warnings = []
+    files, missing = discover([p for p in args.paths if p != "-"], cfg, warnings)
+    for text in warnings:
+        print(f"hpulint: warning: {text}", file=sys.stderr)
     linked, infos = _project_facts(files, args.paths, cfg, args)
     for path in files:
         info = infos.get(Path(path).resolve())
@@ -304,10 +300,14 @@ def _fix(args, cfg: Config) -> int:
     if not args.quiet:
         verb = "would be fixed" if args.diff else "fixed"
         total = n_fixed + len(remaining)
+        checked = files_checked(len(outcomes))
         if total or errors:
-            out.write(f"Found {total} finding{'s' if total != 1 else ''} ({n_fixed} {verb}, {len(remaining)} remaining).\n")
+            out.write(f"Found {total} finding{'s' if total != 1 else ''} ({n_fixed} {verb}, {len(remaining)} "
+                      f"remaining; {checked}).\n")
+        elif not outcomes:
+            out.write("No files checked.\n")
         else:
-            out.write("All checks passed!\n")
+            out.write(f"All checks passed! ({checked})\n")
         if hidden:
             out.write(f"{hidden} more fix{'es' if hidden != 1 else ''} available with `--unsafe-fixes`.\n")
     if errors:
@@ -356,6 +356,22 @@ def _rule(args) -> int:
         page = f"# {code} {rule.name}\n\n{rule.summary}\n"
     sys.stdout.write(page)
     return 0
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+
+def _explain(args) -> int:
+    from hpulint.explain import explain_logs
+    from hpulint.explain.render import render
+
+    reports, errors = explain_logs(args.logs, roots=args.root, lint=not args.no_lint)
+    for err in errors:
+        print(f"hpulint: error: {err}", file=sys.stderr)
+    sys.stdout.write(render(args.format, reports))
+    if errors:
+        return 2
+    return 1 if any(r.events for r in reports) else 0
 
 
 # --- verify ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ DEFAULT_EXCLUDE = (
     "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".hpulint_cache", "site-packages", "*.egg-info",
 )
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Config:
     ignore: list = field(default_factory=list)
     per_file_ignores: dict = field(default_factory=dict)
     exclude: list = field(default_factory=list)
+    include: list = field(default_factory=lambda: list(DEFAULT_INCLUDE))
+    extend_include: list = field(default_factory=list)
     target: str = "auto"
     step_markers: list = field(default_factory=list)
     fixable: list = field(default_factory=lambda: ["HPU"])
@@ -69,6 +72,11 @@ class Config:
     def is_excluded(self, path: Path) -> bool:
         rel = _relative(path, self.root)
         return any(_glob_match(rel, pattern) for pattern in self.exclude)
+
+    def is_included(self, path: Path) -> bool:
+        """Is a file found in a folder one to check (``include`` and ``extend-include``)?"""
+        rel = _relative(path, self.root)
+        return any(_glob_match(rel, pattern) for pattern in [*self.include, *self.extend_include])
 
     def fingerprint(self) -> str:
         parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.name != "source"]
@@ -111,7 +119,7 @@ def _glob_match(rel: str, pattern: str) -> bool:
 
 _KEYS = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict,
-    "exclude": list, "target": str, "step-markers": list, "fixable": list, "unfixable": list,
+    "exclude": list, "include": list, "extend-include": list, "target": str, "step-markers": list, "fixable": list, "unfixable": list,
     "unsafe-fixes": bool,
 }
 

@@ -71,6 +71,7 @@ class FileState:
     ctx: Optional["_FileContext"] = None
     errors: list = field(default_factory=list)
     encoding: str = "utf-8"
+    notebook: Optional[object] = None  # a notebook's cells, to move findings onto (hpulint/notebook)
 
     @property
     def pending(self) -> bool:
@@ -121,6 +122,8 @@ def module_name_for(path: str) -> str:
 def analyse_file(path: Path, config: Config, module_name: Optional[str] = None, lint: bool = True,
                  is_package: bool = False, script: bool = True, index: bool = False) -> FileState:
     name = str(path)
+    if name.endswith(".ipynb"):  # a notebook: its code cells, joined (hpulint/notebook)
+        return _analyse_notebook(path, config, module_name, lint, index)
     try:
         source, encoding = read_source(path)
     except _DecodeError as exc:
@@ -131,6 +134,23 @@ def analyse_file(path: Path, config: Config, module_name: Optional[str] = None, 
     state = analyse_source(source, name, config, module_name, lint=lint, is_package=is_package, script=script,
                            index=index)
     state.encoding = encoding
+    return state
+
+
+def _analyse_notebook(path: Path, config: Config, module_name: Optional[str], lint: bool, index: bool,
+                      text: Optional[str] = None) -> FileState:
+    from hpulint.notebook import Notebook, NotebookError
+
+    name = str(path)
+    module_name = module_name or module_name_for(name)
+    try:
+        nb = Notebook.from_text(text, name) if text is not None else Notebook.load(path)
+    except NotebookError as exc:
+        return FileState(name, module_name, "", errors=[FileError(name, exc.message, exc.line, exc.col)])
+    except OSError as exc:
+        return FileState(name, module_name, "", errors=[FileError(name, f"cannot read: {exc.strerror or exc}")])
+    state = analyse_source(nb.python, name, config, module_name, lint=lint, index=index)
+    state.notebook = nb
     return state
 
 
@@ -178,6 +198,13 @@ def analyse_source(source: str, path: str, config: Config, module_name: Optional
 
 def finish_file(state: FileState, linked, keep_tree: bool = False) -> FileResult:
     """Phase three: bind the file to the project's facts, run the deferred reports, position."""
+    result = _finish(state, linked, keep_tree)
+    if state.notebook is not None:
+        state.notebook.remap(result.findings, result.errors)
+    return result
+
+
+def _finish(state: FileState, linked, keep_tree: bool) -> FileResult:
     result = FileResult(state.path, source=state.source, encoding=state.encoding, errors=list(state.errors))
     if state.ctx is None:
         return result
@@ -268,7 +295,10 @@ def _same(a: dict, b: dict) -> bool:
 
 def _finish_alone(state: FileState, config: Config, keep_tree: bool) -> FileResult:
     if state.summary is None:
-        return FileResult(state.path, source=state.source, encoding=state.encoding, errors=list(state.errors))
+        result = FileResult(state.path, source=state.source, encoding=state.encoding, errors=list(state.errors))
+        if state.notebook is not None:
+            state.notebook.remap([], result.errors)
+        return result
     if not state.pending:
         return FileResult(state.path, source=state.source, encoding=state.encoding, parsed=True)
     return finish_file(state, link([state.summary], config), keep_tree)

@@ -35,6 +35,7 @@ class FixOutcome:
     errors: list = field(default_factory=list)
     encoding: str = "utf-8"
     written: bool = False
+    diff_text: Optional[str] = None  # a notebook's diff, per cell (hpulint/notebook)
 
     @property
     def changed(self) -> bool:
@@ -179,7 +180,7 @@ def sarif_edits(result, config: Config) -> dict:
     if result.module is None:
         return out
     for f in result.findings:
-        if f.fix is not None and config.fixable_code(f.code):
+        if f.fix is not None and f.cell is None and config.fixable_code(f.code):
             out[id(f)] = _replacements(result.source, _apply(result.module, [f]))
     return out
 
@@ -201,6 +202,8 @@ def _replacements(old: str, new: str) -> list:
 
 
 def unified_diff(outcome: FixOutcome) -> str:
+    if outcome.diff_text is not None:
+        return outcome.diff_text
     return "".join(difflib.unified_diff(
         outcome.original.splitlines(keepends=True), outcome.fixed.splitlines(keepends=True),
         fromfile=f"a/{outcome.path}", tofile=f"b/{outcome.path}"))
@@ -212,6 +215,10 @@ def unified_diff(outcome: FixOutcome) -> str:
 def fix_file(path: Path, config: Config, unsafe: bool = False, write: bool = True, linked=None,
              module_name: Optional[str] = None) -> FixOutcome:
     name = str(path)
+    if name.endswith(".ipynb"):  # a notebook: fix its cells, write the JSON back (hpulint/notebook)
+        from hpulint.notebook import fix_notebook
+
+        return fix_notebook(path, config, unsafe, write, linked=linked, module_name=module_name)
     try:
         before = path.stat()
         source, encoding = read_source(path)

@@ -39,6 +39,13 @@ class Finding:
     end_col: int
     fix: Optional[Fix] = None
     node: Any = field(default=None, repr=False, compare=False)
+    cell: Optional[int] = None  # a notebook's cell (1-based over all cells); line and col are in it
+
+    @property
+    def where(self) -> str:
+        """``path:line:col``, or ``path:cell N:line:col`` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.line}:{self.col}"
 
     @property
     def fix_applicability(self) -> Optional[str]:
@@ -49,6 +56,7 @@ class Finding:
             "code": self.code,
             "name": self.name,
             "path": self.path,
+            "cell": self.cell,
             "line": self.line,
             "col": self.col,
             "end_line": self.end_line,
@@ -66,9 +74,12 @@ class FileError:
     message: str
     line: Optional[int] = None
     col: Optional[int] = None
+    cell: Optional[int] = None  # a notebook's cell; line and col are then in the cell
 
     def __str__(self) -> str:
         where = self.path
+        if self.cell is not None:
+            where += f":cell {self.cell}"
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:

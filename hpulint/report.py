@@ -10,13 +10,14 @@ import json
 from collections import Counter
 
 from hpulint import __version__
+from hpulint.project import PROJECT_URL, rule_page_url
 
 FORMATS = ("text", "concise", "json", "json-lines", "github", "sarif")
-PAGES_URL = "https://github.com/hpulint/hpulint/blob/main/rules/{code}.md"
 
 
 def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, quiet: bool = False,
-           fixable_hint: bool = True, fix_changes: dict | None = None) -> str:
+           fixable_hint: bool = True, fix_changes: dict | None = None, files: int | None = None) -> str:
+    """``files``: how many files were checked, for the text summary (None: not said)."""
     if fmt == "json":
         return json.dumps([f.as_dict() for f in findings], indent=2) + "\n"
     if fmt == "json-lines":
@@ -26,11 +27,15 @@ def render(fmt: str, findings: list, errors: list, *, statistics: bool = False, 
     if fmt == "sarif":
         return json.dumps(sarif(findings, fix_changes), indent=2) + "\n"
     if fmt == "concise":
-        return "".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n" for f in findings)
-    return _text(findings, errors, statistics, quiet, fixable_hint)
+        return "".join(f"{f.where}: {f.code} {f.message}\n" for f in findings)
+    return _text(findings, errors, statistics, quiet, fixable_hint, files)
 
 
-def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
+def files_checked(n: int | None) -> str:
+    return "" if n is None else f"{n} file{'s' if n != 1 else ''} checked"
+
+
+def _text(findings, errors, statistics, quiet, fixable_hint, files=None) -> str:
     lines = []
     if statistics:
         counts = Counter((f.code, f.name) for f in findings)
@@ -41,19 +46,22 @@ def _text(findings, errors, statistics, quiet, fixable_hint) -> str:
     else:
         for f in findings:
             mark = " [*]" if f.fix is not None and f.fix.applicability == "safe" else ""
-            lines.append(f"{f.path}:{f.line}:{f.col}: {f.code}{mark} {f.message}")
+            lines.append(f"{f.where}: {f.code}{mark} {f.message}")
     if not quiet:
         if findings:
             n = len(findings)
-            lines.append(f"Found {n} finding{'s' if n != 1 else ''}.")
+            checked = f" ({files_checked(files)})" if files is not None else ""
+            lines.append(f"Found {n} finding{'s' if n != 1 else ''}{checked}.")
             safe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "safe")
             unsafe = sum(1 for f in findings if f.fix is not None and f.fix.applicability == "unsafe")
             if fixable_hint and safe:
                 lines.append(f"[*] {safe} fixable with the `--fix` option.")
             if fixable_hint and unsafe:
                 lines.append(f"({unsafe} more fix{'es' if unsafe != 1 else ''} available with `--fix --unsafe-fixes`)")
+        elif files == 0:
+            lines.append("No files checked.")
         elif not errors:
-            lines.append("All checks passed!")
+            lines.append("All checks passed!" + (f" ({files_checked(files)})" if files is not None else ""))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -66,9 +74,12 @@ def _escape_prop(text: str) -> str:
 
 
 def _github(f) -> str:
+    # in a notebook, line and col are in the cell (as ruff does): the title and text name it
+    cell = f" (cell {f.cell})" if f.cell is not None else ""
     props = (f"file={_escape_prop(f.path)},line={f.line},col={f.col},endLine={f.end_line},"
-             f"endColumn={f.end_col},title={_escape_prop(f.code + ' ' + f.name)}")
-    return f"::warning {props}::{_escape_data(f.code + ' ' + f.message)}"
+             f"endColumn={f.end_col},title={_escape_prop(f.code + ' ' + f.name + cell)}")
+    text = f"{f.code} {f.message}" if f.cell is None else f"{f.code} cell {f.cell}, line {f.line}: {f.message}"
+    return f"::warning {props}::{_escape_data(text)}"
 
 
 def sarif(findings: list, fix_changes: dict | None = None) -> dict:
@@ -80,7 +91,7 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
             "id": r.code,
             "name": r.name,
             "shortDescription": {"text": r.summary},
-            "helpUri": PAGES_URL.format(code=r.code),
+            "helpUri": rule_page_url(r.code),
             "defaultConfiguration": {"level": "warning"},
         }
         for r in ALL_RULES
@@ -101,8 +112,10 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
                 }
             }],
         }
+        if f.cell is not None:  # region lines and columns are in this cell of the notebook
+            result["properties"] = {"cell": f.cell}
         if f.fix is not None:
-            result["properties"] = {"fixApplicability": f.fix.applicability}
+            result.setdefault("properties", {})["fixApplicability"] = f.fix.applicability
             changes = (fix_changes or {}).get(id(f))
             if changes:  # SARIF requires the edits themselves; without them, no fix object
                 result["fixes"] = [{
@@ -118,7 +131,7 @@ def sarif(findings: list, fix_changes: dict | None = None) -> dict:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "hpulint", "version": __version__,
-                                "informationUri": "https://github.com/hpulint/hpulint", "rules": rules}},
+                                "informationUri": PROJECT_URL, "rules": rules}},
             "results": results,
         }],
     }

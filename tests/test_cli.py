@@ -38,9 +38,9 @@ def test_text_output_and_exit_codes(proj, capsys, monkeypatch):
     code, out, err = run(["train.py"], proj, capsys, monkeypatch)
     assert code == 1
     assert out.splitlines()[0].startswith("train.py:9:15: HPU005 `.item()` copies a device value to the host")
-    assert out.splitlines()[-1] == "Found 1 finding."
+    assert out.splitlines()[-1] == "Found 1 finding (1 file checked)."
     code, out, _ = run(["clean.py"], proj, capsys, monkeypatch)
-    assert (code, out) == (0, "All checks passed!\n")
+    assert (code, out) == (0, "All checks passed! (1 file checked)\n")
     code, _, _ = run(["--exit-zero", "train.py"], proj, capsys, monkeypatch)
     assert code == 0
     code, out, _ = run(["check", "-q", "train.py"], proj, capsys, monkeypatch)
@@ -52,7 +52,7 @@ def test_json_output(proj, capsys, monkeypatch):
     assert code == 1
     data = json.loads(out)
     assert data == [{
-        "code": "HPU005", "name": "host-sync-every-step", "path": "train.py", "line": 9, "col": 15,
+        "code": "HPU005", "name": "host-sync-every-step", "path": "train.py", "cell": None, "line": 9, "col": 15,
         "end_line": 9, "end_col": 26, "message": data[0]["message"], "fix": None,
     }]
 
@@ -220,3 +220,35 @@ def test_a_rule_failing_after_the_walk_keeps_the_other_rules_findings(proj, caps
     assert code == 2
     assert re.search(r"^eq.py:14:16: error: rule HPU002 failed: RuntimeError: late$", err, re.M)
     assert "eq.py:9:15: HPU005" in out
+
+
+def test_no_silent_all_clear(tmp_path, capsys, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "notes.txt").write_text("not code\n")
+    (tmp_path / "docs" / ".venv").mkdir()
+    (tmp_path / "docs" / ".venv" / "x.py").write_text(HAZARD)
+    code, out, err = run(["docs"], tmp_path, capsys, monkeypatch)
+    assert (code, out) == (0, "No files checked.\n")
+    assert err == ('hpulint: warning: docs: no file to check: no file in it matches include = '
+                   '["*.py", "*.pyi", "*.ipynb"] (folders skipped: .venv)\n')
+    (tmp_path / "nbs").mkdir()
+    (tmp_path / "nbs" / "a.ipynb").write_text('{"cells": []}')
+    (tmp_path / "nbs" / "b.py").write_text(HAZARD)
+    (tmp_path / "pyproject.toml").write_text('[tool.hpulint]\nexclude = ["*.ipynb", "b.py"]\n')
+    code, out, err = run(["nbs", "nbs/b.py", "docs/notes.txt"], tmp_path, capsys, monkeypatch)
+    assert err.splitlines() == [
+        'hpulint: warning: nbs: no file to check: all 2 files matching include = ["*.py", "*.pyi", '
+        '"*.ipynb"] are excluded by exclude = ["*.ipynb", "b.py"]',
+        'hpulint: warning: nbs/b.py: not checked: excluded by exclude = ["*.ipynb", "b.py"]',
+    ]
+    assert out == "All checks passed! (1 file checked)\n"  # the file named on the command line
+    code, out, err = run(["--fix", "nbs"], tmp_path, capsys, monkeypatch)
+    assert out == "No files checked.\n" and "nbs: no file to check" in err
+
+
+def test_summary_and_statistics_count_the_files_checked(proj, capsys, monkeypatch):
+    (proj / "nb.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    code, out, _ = run(["--statistics", "."], proj, capsys, monkeypatch)
+    assert out.splitlines() == ["    1  HPU005      host-sync-every-step", "Found 1 finding (3 files checked)."]
+    code, out, _ = run(["--fix", "."], proj, capsys, monkeypatch)
+    assert out.splitlines()[-1] == "Found 1 finding (0 fixed, 1 remaining; 3 files checked)."

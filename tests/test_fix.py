@@ -247,7 +247,7 @@ def test_cli_fix_diff_show_fixes_and_exit_codes(tmp_path, capsys, monkeypatch):
     code, out, _ = run(["--fix", "--show-fixes", "t.py"], tmp_path, capsys, monkeypatch)
     assert code == 0
     assert out == ("Fixed 1 finding:\n- t.py:\n    1 \u00d7 HPU004 (missing-mark-step)\n"
-                   "Found 1 finding (1 fixed, 0 remaining).\n")
+                   "Found 1 finding (1 fixed, 0 remaining; 1 file checked).\n")
     assert p.read_text() == CASES["hpu004 gaudi: after backward and after step"][2]
     mtime = p.stat().st_mtime_ns
     assert run(["--fix", "t.py"], tmp_path, capsys, monkeypatch)[0] == 0
@@ -261,7 +261,7 @@ def test_cli_fix_exits_non_zero_while_findings_remain(tmp_path, capsys, monkeypa
     (tmp_path / "v.py").write_text(CASES["hpu001 unsafe: the seed's roll rewrite"][0])
     code, out, _ = run(["--fix", "v.py"], tmp_path, capsys, monkeypatch)
     assert code == 1
-    assert out.endswith("Found 2 findings (0 fixed, 2 remaining).\n2 more fixes available with `--unsafe-fixes`.\n")
+    assert out.endswith("Found 2 findings (0 fixed, 2 remaining; 1 file checked).\n2 more fixes available with `--unsafe-fixes`.\n")
     (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\nunsafe-fixes = true\n")
     assert run(["--fix", "v.py"], tmp_path, capsys, monkeypatch)[0] == 0
     assert "torch.roll" in (tmp_path / "v.py").read_text()

@@ -57,6 +57,25 @@ def test_hook_passes_on_clean_code_and_fails_on_a_hazard(tmp_path, env):
     assert "train.py:9:15: HPU005" in dirty.stdout
 
 
+def test_hooks_take_notebooks(tmp_path, env):
+    import json
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True, env=env)
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+            "source": GAUDI_LOOP.splitlines(True)}
+    nb = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (repo / "train.ipynb").write_text(json.dumps(nb, indent=1) + "\n")
+    dirty = try_repo(repo, env)
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert "train.ipynb:cell 1:6:5: HPU004" in dirty.stdout
+    proc = try_repo(repo, env, "hpulint-fix")
+    assert "files were modified by this hook" in proc.stdout
+    source = json.loads((repo / "train.ipynb").read_text())["cells"][0]["source"]
+    assert source.count("        htcore.mark_step()\n") == 2
+
+
 
 
 def test_fix_hook_applies_the_safe_fix(tmp_path, env):
@@ -82,6 +101,6 @@ def test_manifest_declares_the_three_hooks():
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["require_serial"] is True
         assert hook["minimum_pre_commit_version"]
-    assert hooks["hpulint"]["types_or"] == ["python", "pyi"] == hooks["hpulint-fix"]["types_or"]
+    assert hooks["hpulint"]["types_or"] == ["python", "pyi", "jupyter"] == hooks["hpulint-fix"]["types_or"]
     assert "--fix" in hooks["hpulint-fix"]["entry"]
     assert hooks["hpulint-verify"]["stages"] == ["manual"]

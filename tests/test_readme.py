@@ -27,3 +27,59 @@ def test_ci_runs_the_readme_test_command():
           if line.strip() and not line.strip().startswith("#")]
     assert ci[-1] == test_cmd
     assert "torch==2.13.0" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_one_project_url_for_the_pre_commit_snippet_and_sarif():
+    import json
+
+    from hpulint.project import PROJECT_URL
+    from hpulint.report import sarif
+
+    assert re.search(r"^- repo: (\S+)$", README, re.M).group(1) == PROJECT_URL
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert re.search(r"^#\s+- repo: (\S+)$", hooks, re.M).group(1) == PROJECT_URL
+    doc = json.loads(json.dumps(sarif([])))
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == PROJECT_URL
+    assert all(r["helpUri"] == f"{PROJECT_URL}/blob/main/rules/{r['id']}.md" for r in driver["rules"])
+    # set in one place: no other module spells it out
+    spelled = [p.relative_to(ROOT).as_posix() for p in (ROOT / "hpulint").rglob("*.py")
+               if "github.com/hpulint" in p.read_text(encoding="utf-8")]
+    assert spelled == ["hpulint/project.py"]
+
+
+def _sample(command: str) -> str:
+    """The output README.md shows under ``$ COMMAND`` in a code block."""
+    m = re.search(r"^```\n\$ " + re.escape(command) + r"\n(.*?)^```$", README, re.M | re.S)
+    assert m, f"no sample of `{command}` in README.md"
+    return m.group(1)
+
+
+def test_the_lint_sample_is_what_the_command_prints(capsys, monkeypatch):
+    from hpulint.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["--no-cache", "fixtures/"]) == 1
+    assert capsys.readouterr().out == _sample("hpulint fixtures/")
+
+
+def test_the_explain_sample_is_what_the_command_prints(capsys, monkeypatch):
+    from hpulint.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["explain", "tests/data/logs/dynamo/recompile_limit.log"]) == 1
+    assert capsys.readouterr().out == _sample("hpulint explain tests/data/logs/dynamo/recompile_limit.log")
+
+
+def test_the_verify_sample_is_what_the_command_prints():
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("torch")
+    proc = subprocess.run([sys.executable, "-m", "hpulint", "verify", "fixtures/HPU001/bad_vdiffusion.py"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    seconds = re.compile(r"\(\d+\.\d\d s\)")
+    shown = _sample("hpulint verify fixtures/HPU001/bad_vdiffusion.py")
+    assert seconds.sub("(T s)", proc.stdout) == seconds.sub("(T s)", shown)

@@ -130,32 +130,35 @@ def test_fix_repairs_the_bad_example(rule):
         assert outcome.fixed == example(rule, "Good"), f"{rule.code}: the fixed Bad is not the Good"
 
 
-@RULES
-def test_page_cites_a_seed(rule):
-    assert "seed 00" in page_text(rule)
+SOURCES = (
+    "https://developer.habana.ai/blog/detecting-frequent-graph-re-compilations/",
+    "https://docs.habana.ai/en/latest/PyTorch/PyTorch_Model_Porting/HPU_Graphs_Training.html",
+    "https://docs.habana.ai/en/latest/PyTorch/Model_Optimization_PyTorch/Optimization_in_PyTorch_Models.html",
+    "https://cloud.google.com/blog/topics/developers-practitioners/pytorchxla-performance-debugging-cloud-tpu-vm-part-ii",
+)
 
 
 @RULES
-def test_rule_command_prints_the_page(rule, capsys):
-    assert main(["rule", rule.code]) == 0
-    assert capsys.readouterr().out == page_text(rule)
+def test_page_cites_a_source_by_public_url_and_no_internal_label(rule):
+    import re
+
+    text = page_text(rule)
+    assert any(url in text for url in SOURCES)
+    assert not re.search(r"\bseed (\d|'s)|\bseeds\b|\bissue \d|shared/", text.replace("manual_seed", ""))
 
 
-def test_a_built_wheel_ships_the_pages(tmp_path):
-    """The pages ship as hpulint.pages, so `hpulint rule` works from a wheel, not only here."""
-    import subprocess
-    import zipfile
+def test_messages_carry_no_internal_labels():
+    """Every string in the rule modules but their docstrings: what a user can see in a message."""
+    import ast
+    import re
 
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                           "-q", "-w", str(tmp_path), str(PAGES.parent)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    (wheel,) = tmp_path.glob("hpulint-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        for rule in ALL_RULES:
-            assert zf.read(f"hpulint/pages/{rule.code}.md").decode("utf-8") == page_text(rule)
-
-
-def test_every_page_belongs_to_a_rule():
-    codes = {r.code for r in ALL_RULES}
-    stray = sorted(p.stem for p in PAGES.glob("*.md") if p.stem not in codes)
-    assert not stray, f"pages without a rule: {stray}"
+    found = []
+    for path in sorted((PAGES.parent / "hpulint" / "rules").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        found += [f"{path.name}: {n.value[:60]}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+                  and re.search(r"\bseed \d|\bissue \d", n.value)]
+    assert found == []

@@ -77,8 +77,13 @@ class Linked:
         """`name()` for messages, with its file when that is not obvious."""
         mod, f = self.project.functions[fid]
         path = self.project.modules[mod].get("path") or mod
-        name = f["name"] if f["kind"] != "module" else "the module body"
-        return f"{name}() in {path}" if f["kind"] != "module" else f"{name} of {path}"
+        if f["kind"] == "module":
+            return f"the module body of {path}"
+        name = f["name"]
+        cls = self.project.classes.get(f.get("cls") or "")
+        if cls is not None:
+            name = f"{cls[1]['name']}.{name}"
+        return f"{name}() in {path}"
 
     def _classify_sites(self) -> None:
         p = self.project

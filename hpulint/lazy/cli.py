@@ -82,10 +82,17 @@ def run(args) -> int:
         return _usage("--max-steps must be at least 1")
     if importlib.util.find_spec("torch") is None:
         return _usage("verify needs PyTorch: pip install 'hpulint[verify]'")
+    notebook = None
     try:
-        with open(script, encoding="utf-8") as f:
-            source = f.read()
-    except (OSError, UnicodeDecodeError) as e:
+        if script.endswith(".ipynb"):  # its code cells, in order (hpulint/notebook)
+            from hpulint.notebook import Notebook
+
+            notebook = Notebook.load(script)
+            source = notebook.python
+        else:
+            with open(script, encoding="utf-8") as f:
+                source = f.read()
+    except (OSError, UnicodeDecodeError, ValueError) as e:
         return _usage(f"{script}: cannot read: {e}")
 
     from . import confirm as conf
@@ -100,9 +107,12 @@ def run(args) -> int:
     confirmed = conf.confirm(findings or [], result, source)
     unexplained = conf.unexplained(findings or [], result, source)
     if args.format == "json":
-        print(report.format_json(result, confirmed, unexplained))
+        out = report.format_json(result, confirmed, unexplained) + "\n"
     else:
-        sys.stdout.write(report.format_text(result, confirmed, unexplained))
+        out = report.format_text(result, confirmed, unexplained)
+    if notebook is not None:  # joined-source lines -> cell N, line L
+        out = notebook.relabel(out, result.get("script") or script, args.format == "json")
+    sys.stdout.write(out)
     return 0 if result.get("status") in ("ok", "stopped") else 1
 
 

@@ -82,7 +82,12 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict
         with Shims(backend):
             with backend:
                 try:
-                    globals_ = runpy.run_path(script, run_name="__main__")
+                    if script.endswith(".ipynb"):  # its code cells, in order (hpulint/notebook)
+                        from hpulint.notebook import run_notebook
+
+                        globals_ = run_notebook(script)
+                    else:
+                        globals_ = runpy.run_path(script, run_name="__main__")
                 except StopReplay as e:
                     result["status"] = "timeout" if e.reason.startswith("timed out") else "stopped"
                     result["stopped"] = e.reason

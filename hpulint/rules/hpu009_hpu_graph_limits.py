@@ -21,7 +21,8 @@ GRAPH_WRAPPERS = ("make_graphed_callables",)
 LITERALS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
             cst.Dict, cst.List, cst.Set)
 LIMIT = (
-    "{what}: HPU Graph APIs take only tensors, as positional arguments (seed 001); other inputs "
+    "{what}: HPU Graph APIs take only tensors, as positional arguments (Gaudi docs, \"HPU Graphs for Training\", "
+    "https://docs.habana.ai/en/latest/PyTorch/PyTorch_Model_Porting/HPU_Graphs_Training.html); other inputs "
     "are baked into the captured graph or rejected. Pass tensors positionally, or wrap the "
     "module with htcore.hpu.ModuleCacher, which handles keyword and non-tensor arguments"
 )

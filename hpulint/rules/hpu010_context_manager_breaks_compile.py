@@ -15,7 +15,8 @@ from hpulint.rules.base import Rule
 
 MESSAGE = (
     "`{cm}` as a context manager in code compiled with torch.compile ({why}): the context manager "
-    "breaks the compiled graph in two (seed 002). Set the mode with FusedSDPA.apply's "
+    "breaks the compiled graph in two (Gaudi docs, \"Optimizations of PyTorch Models\", "
+    "https://docs.habana.ai/en/latest/PyTorch/Model_Optimization_PyTorch/Optimization_in_PyTorch_Models.html). Set the mode with FusedSDPA.apply's "
     "`recompute_mode` argument instead"
 )
 
