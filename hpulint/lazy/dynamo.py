@@ -410,9 +410,71 @@ class DynamoRecorder:
             "skipped_frames": self.skips,
             "mark_steps": self.mark_steps,
             "backend": self.backend,
+            "torch": torch.__version__,
             "events": self.all_events(),
         }
         if self.internal_errors:
             out["internal_error"] = {"type": "DynamoLogParse", "message": self.internal_errors[0],
                                      "file": None, "line": None, "traceback": ""}
         return out
+
+
+class CompileDevice:
+    """``hpulint.lazy.device("compile")``: count what Dynamo does inside a ``with`` block.
+
+    ::
+
+        with hpulint.lazy.device("compile") as d:
+            model = torch.compile(Net())
+            for batch in batches:
+                train_step(model, batch)
+        assert d.graph_breaks == 0 and d.recompiles == 0
+
+    ``torch.compile`` inside the block uses the ``eager`` backend (or ``backend=``); Dynamo's
+    caches are reset on entry, so compile inside the block. ``compiles`` (graphs),
+    ``graph_breaks``, ``recompiles`` and ``fallbacks`` are numbers; ``events`` has the details
+    (the same as ``hpulint verify --profile compile --format json``).
+    """
+
+    profile = "compile"
+
+    def __init__(self, backend="eager", max_steps=None):
+        self._recorder = DynamoRecorder(backend, max_steps)
+        self._shims = None
+
+    def __enter__(self):
+        from .shims import Shims
+
+        self._shims = Shims(self._recorder)
+        self._shims.__enter__()
+        try:
+            self._recorder.__enter__()
+        except BaseException:
+            self._shims.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._recorder.__exit__(*exc)
+        finally:
+            self._shims.__exit__(*exc)
+        return False
+
+    @property
+    def device(self):
+        return torch.device("cpu")
+
+    def mark_step(self):
+        self._recorder.mark_step("mark_step", None)
+
+    compiles = property(lambda self: self._recorder.compiles, doc="graphs Dynamo compiled")
+    graph_breaks = property(lambda self: self._recorder.graph_breaks, doc="graph breaks")
+    recompiles = property(lambda self: self._recorder.recompiles, doc="recompilations")
+    fallbacks = property(lambda self: self._recorder.fallbacks,
+                         doc="functions that run eagerly after hitting the recompile limit")
+    events = property(lambda self: self._recorder.all_events(),
+                      doc="graph breaks, recompilations and fallbacks with their lines")
+
+    def summary(self) -> dict:
+        return self._recorder.summary()
