@@ -8,7 +8,8 @@ A finding at line L is **confirmed** when the run under Dynamo shows, at L:
 * HPU015 (shape specialised), HPU016 (module attribute), HPU017 (changing Python value): at
   least 2 recompilations of that kind, or an eager fallback, tied to L. A recompilation is tied
   to L when L is the line the guard came from, the line that called the compiled function, the
-  ``torch.compile``/``.compile()`` call or the ``def`` of the compiled function. "At least 2":
+  ``torch.compile``/``.compile()`` call or the ``def`` of the compiled function (for HPU015
+  also: L calls ``torch._dynamo.mark_static`` and the run recompiled on sizes). "At least 2":
   Dynamo recompiles once anyway when an int, a float or a dimension first changes, and makes
   it dynamic from then on (automatic dynamic shapes); a rule claims more than that. The kinds:
   HPU015 a size or stride guard, HPU016 a guard on ``self.<attribute>``, HPU017 a guard on any
@@ -100,6 +101,20 @@ def _tied(run, script, line, kind):
     return recs, falls
 
 
+def _marked_static_at(run, script, line) -> bool:
+    return any(e.get("kind") == "mark_static" and e.get("line") == line
+               and _same_file(e.get("file"), script) for e in run.get("events", []))
+
+
+def _of_kind(run, script, kind):
+    recs, falls = [], []
+    for e in run.get("events", []):
+        if e.get("kind") in ("recompile", "fallback") and _same_file(e.get("call_file"), script) \
+                and guard_kind(_first_failure(e).get("guard", "")) == kind:
+            (recs if e["kind"] == "recompile" else falls).append(e)
+    return recs, falls
+
+
 def _plural(n, word):
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -148,6 +163,10 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
         elif code in RECOMPILE_CODES:
             kind = _KIND[code]
             recs, falls = _tied(run_result, script, line, kind)
+            if code == "HPU015" and _marked_static_at(run_result, script, line):
+                # mark_static at L: the shape recompilations of the run (the tensor it marked
+                # is not named by Dynamo's guard, only the function's argument)
+                recs, falls = _of_kind(run_result, script, "shape")
             item["recompiles"] = len(recs)
             item["fallbacks"] = len(falls)
             parts = []

@@ -177,6 +177,7 @@ class DynamoRecorder:
         self.internal_errors = []
         self._events = []
         self._breaks = {}  # (file, line, reason) -> event
+        self._marks = {}  # (file, line) of torch._dynamo.mark_static calls -> event
         self._compiled_at = {}  # code object -> (file, line) of the torch.compile call
         self._real_compile = torch.compile
         self._saved = {}
@@ -229,6 +230,20 @@ class DynamoRecorder:
             self._compiled_at.setdefault(code, site)
             self._compiled_at.setdefault((code.co_filename, code.co_firstlineno), site)
 
+    def _mark_static(self, real):
+        def mark_static(t, index=None, *args, **kwargs):
+            file, line = _user_line(sys._getframe(1))
+            if line:
+                key = (file, line)
+                ev = self._marks.get(key)
+                if ev is None:
+                    ev = self._marks[key] = {"kind": "mark_static", "file": file, "line": line,
+                                             "count": 0}
+                    self._events.append(ev)
+                ev["count"] += 1
+            return real(t, index, *args, **kwargs) if index is not None else real(t, *args, **kwargs)
+        return mark_static
+
     def xla_compile(self, f=None, full_graph=False, name=None, *args, **kwargs):
         """``torch_xla.compile(f)``: torch.compile with the openxla backend (replaced)."""
         if f is None:
@@ -275,6 +290,8 @@ class DynamoRecorder:
         self._logs = _Logs(_Capture(self)).__enter__()
         self._saved["compile"] = torch.compile
         torch.compile = self.compile
+        self._saved["mark_static"] = torch._dynamo.mark_static
+        torch._dynamo.mark_static = self._mark_static(torch._dynamo.mark_static)
         tx = sys.modules.get("torch_xla")
         if tx is not None and str(getattr(tx, "__file__", "")).startswith("<hpulint shim"):
             self._saved["xla"] = tx
@@ -286,6 +303,8 @@ class DynamoRecorder:
 
         self.finish()
         torch.compile = self._saved.pop("compile", torch.compile)
+        if "mark_static" in self._saved:
+            torch._dynamo.mark_static = self._saved.pop("mark_static")
         if "config" in self._saved:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
