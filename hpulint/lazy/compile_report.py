@@ -89,6 +89,17 @@ def _recompile_groups(run):
     return list(groups.values())
 
 
+_RESUME = "torch_dynamo_resume_in_"
+
+
+def _fn(name, file, line, script) -> str:
+    """``f (line 3)``; Dynamo's resume functions as ``f after the graph break at line 6``."""
+    if name and name.startswith(_RESUME) and "_at_" in name:
+        base, _, at = name[len(_RESUME):].rpartition("_at_")
+        return f"{base} after the graph break at {_where(file, at, script)}"
+    return f"{name} ({_where(file, line, script)})"
+
+
 def _plural(n, word):
     return f"{n} {word}{'s' * (n != 1)}"
 
@@ -147,7 +158,7 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         lines.append(f"recompilations ({run.get('recompiles')}):")
         for g in groups:
             e = g["event"]
-            fn = f"{e.get('function')} ({_where(e.get('file'), e.get('def_line'), script)})"
+            fn = _fn(e.get("function"), e.get("file"), e.get("def_line"), script)
             call = f" called at {_where(e.get('call_file'), e.get('line'), script)}" if e.get("line") else ""
             guard = _guard(g["first"], script)
             if g["count"] > 1 and g["last"].get("guard") != g["first"].get("guard"):
@@ -158,7 +169,7 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         lines.append("")
         lines.append(f"eager fallbacks ({len(falls)}):")
         for e in falls:
-            fn = f"{e.get('function')} ({_where(e.get('file'), e.get('def_line'), script)})"
+            fn = _fn(e.get("function"), e.get("file"), e.get("def_line"), script)
             call = f" called at {_where(e.get('call_file'), e.get('line'), script)}" if e.get("line") else ""
             lines.append(f"  {fn}{call}: {e.get('limit_name', 'recompile_limit')} ({e.get('limit')}) "
                          f"reached, last guard failure: {_guard(e.get('last_reason'), script)}; "
@@ -186,8 +197,8 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
                                  f"{_where(u.get('file'), u.get('line'), script)}: {u.get('reason')}")
                 else:
                     what = "recompilation" if u["kind"] == "recompile" else "eager fallback"
-                    lines.append(f"  {u['count']:>3} x {what} of {u.get('function')} "
-                                 f"({_where(u.get('file'), u.get('line'), script)}): "
+                    lines.append(f"  {u['count']:>3} x {what} of "
+                                 f"{_fn(u.get('function'), u.get('file'), u.get('line'), script)}: "
                                  f"{_guard(u.get('first'), script)}")
     if run.get("compiles") is not None and status in ("ok", "stopped"):
         lines.append("")
