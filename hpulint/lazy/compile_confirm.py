@@ -26,7 +26,7 @@ import os
 BREAK_CODES = ("HPU010", "HPU012", "HPU013", "HPU014")
 RECOMPILE_CODES = ("HPU015", "HPU016", "HPU017")
 NEED_RECOMPILES = 2
-LAZY_ONLY = ("not checked on the compile profile: it measures Dynamo's graphs, breaks and "
+LAZY_ONLY = ("a lazy-mode rule: the compile profile measures Dynamo's graphs, breaks and "
              "recompilations, not a lazy device's graph cache or host syncs")
 
 
