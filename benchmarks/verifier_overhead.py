@@ -1,12 +1,19 @@
 """How much slower is a replay on the simulated device than plain CPU eager?
 
     python benchmarks/verifier_overhead.py [--repeat 3] [--steps 200]
+    python benchmarks/verifier_overhead.py --compile [--repeat 3] [--steps 200]
 
 For every fixture and for a 200-step MLP training loop it prints the best-of-N wall time of
 the script run eagerly on the CPU (the Gaudi/XLA calls are no-ops and the device is the CPU),
 of the same script replayed on the simulated device (``hpulint.lazy.replay.replay`` in this
 process, profile hpu), and the ratio. Process start-up and ``import torch`` are excluded from
 both, so the ratio is the cost of recording, hashing and cause analysis. Aim: under 3x.
+
+``--compile`` measures ``verify --profile compile`` instead, on the same MLP compiled with
+``torch.compile``: the script under ``torch.compile(backend="eager")`` alone against the same
+script replayed on real Dynamo by hpulint (in this process: shims, Dynamo's log artifacts,
+counters; and end to end: ``hpulint verify --profile compile --format json`` against
+``python script.py``, process start-up included on both sides). Aim: within 1.5x.
 """
 from __future__ import annotations
 
@@ -53,6 +60,28 @@ MLP = textwrap.dedent('''
 ''')
 
 
+MLP_COMPILED = textwrap.dedent('''
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    model = torch.compile(torch.nn.Sequential(
+        torch.nn.Linear(256, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 512), torch.nn.ReLU(),
+        torch.nn.Linear(512, 10),
+    ))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    data = torch.randn(STEPS, 64, 256)
+    labels = torch.randint(0, 10, (STEPS, 64))
+    for step in range(STEPS):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(data[step]), labels[step])
+        loss.backward()
+        optimizer.step()
+    print(f"final loss {loss.item():.4f}")
+''')
+
+
 class _EagerShims:
     """The Gaudi/XLA modules as no-ops, for running a script eagerly on the CPU."""
 
@@ -89,6 +118,60 @@ def _eager(path):
         exec(code, {"__name__": "__main__", "__file__": str(path)})
 
 
+def _compiled_eager(path):
+    """The script as a user runs it, with torch.compile's backend set to "eager"."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    real = torch.compile
+
+    def compile_eager(model=None, **kwargs):
+        kwargs["backend"] = "eager"
+        return real(model, **kwargs) if model is not None else real(**kwargs)
+
+    code = compile(Path(path).read_text(encoding="utf-8"), str(path), "exec")
+    torch.compile = compile_eager
+    try:
+        exec(code, {"__name__": "__main__", "__file__": str(path)})
+    finally:
+        torch.compile = real
+
+
+def _process(cmd, repeat):
+    import subprocess
+
+    return _best(lambda: subprocess.run(cmd, check=True, capture_output=True), repeat)
+
+
+def compile_overhead(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        mlp = Path(tmp) / "mlp_compiled.py"
+        mlp.write_text(MLP_COMPILED.replace("STEPS", str(args.steps)))
+        devnull = open(os.devnull, "w")
+        stdout = sys.stdout
+        sys.stdout = devnull
+        try:
+            e = _best(lambda: _compiled_eager(mlp), args.repeat)
+            r = _best(lambda: replay(str(mlp), profile="compile"), args.repeat)
+            check = replay(str(mlp), profile="compile")
+        finally:
+            sys.stdout = stdout
+        print(f"MLP training, {args.steps} steps, torch.compile (torch {torch.__version__})")
+        print(f"  graphs {check['compiles']}, graph breaks {check['graph_breaks']}, "
+              f"recompilations {check['recompiles']}, eager fallbacks {check['fallbacks']}")
+        print(f"{'in this process':<42} {'eager-backend s':>15} {'verify s':>9} {'ratio':>7}")
+        print(f"{'  torch.compile(backend=eager) vs replay':<42} {e:>15.4f} {r:>9.4f} {r / e:>6.2f}x")
+        eager_cmd = [sys.executable, "-c",
+                     "import sys, runpy, torch; real = torch.compile; "
+                     "torch.compile = lambda m=None, **k: real(m, **{**k, 'backend': 'eager'}); "
+                     "runpy.run_path(sys.argv[1], run_name='__main__')", str(mlp)]
+        verify_cmd = [sys.executable, "-m", "hpulint", "verify", "--profile", "compile",
+                      "--format", "json", str(mlp)]
+        pe = _process(eager_cmd, args.repeat)
+        pv = _process(verify_cmd, args.repeat)
+        print(f"{'  end to end (python vs hpulint verify)':<42} {pe:>15.4f} {pv:>9.4f} {pv / pe:>6.2f}x")
+
+
 def _best(fn, repeat):
     best = float("inf")
     for _ in range(repeat):
@@ -102,9 +185,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--compile", action="store_true",
+                    help="measure verify --profile compile on the torch.compile MLP instead")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    scripts = sorted((ROOT / "fixtures").rglob("*.py"))
+    if args.compile:
+        compile_overhead(args)
+        return
+    # the lazy-mode fixtures (the compile fixtures run on real Dynamo: --compile)
+    scripts = [p for p in sorted((ROOT / "fixtures").rglob("*.py"))
+               if "# replay hpu:" in p.read_text(encoding="utf-8")]
     with tempfile.TemporaryDirectory() as tmp:
         mlp = Path(tmp) / "mlp_training.py"
         mlp.write_text(MLP.replace("STEPS", str(args.steps)))

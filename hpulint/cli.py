@@ -2,7 +2,8 @@
 
     hpulint [check] PATH...      lint files and folders (the default command)
     hpulint rule HPU001          print a rule's page; ``hpulint rule --all`` lists the rules
-    hpulint verify SCRIPT        replay a script on the simulated lazy device (needs torch)
+    hpulint verify SCRIPT        replay a script on the simulated lazy device, or on real
+                                 Dynamo with --profile compile (needs torch)
     hpulint explain LOG...       map the events in Dynamo, PyTorch/XLA or Gaudi logs to rules and lines
 
 Exit status: 0 nothing found, 1 findings, 2 usage, configuration or file errors.
@@ -81,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--no-lint", action="store_true",
                          help="do not lint the source files to see whether a static finding covers an event")
 
-    verify = sub.add_parser("verify", help="replay a script on the simulated lazy device (needs torch)")
+    verify = sub.add_parser("verify", help="replay a script on the simulated lazy device, or on "
+                                           "real Dynamo with --profile compile (needs torch)")
     try:
         from hpulint.lazy.cli import add_arguments
     except ImportError:  # the verifier is not installed: say so when it is asked for

@@ -7,10 +7,17 @@ comment lines say what hpulint must report and what a replay must count::
     # replay hpu: compiles=10 syncs=0 mark_steps=10
     # replay xla: compiles=10 syncs=0 mark_steps=10
     # replay ltc: compiles=10
+    # replay compile: compiles=8 graph_breaks=0 recompiles=7 fallbacks=1
     # target: hpu                          (optional: the [tool.hpulint] target to lint with)
 
 ``replay P`` lines give the counts on the simulated device with profile P; ``replay ltc`` gives
-PyTorch's real Lazy Tensor Core ``UncachedCompile`` count. Keys not given are not checked.
+PyTorch's real Lazy Tensor Core ``UncachedCompile`` count; ``replay compile`` gives what real
+Dynamo (torch 2.13, CPU, eager backend) counts: graphs compiled (``unique_graphs``), graph
+breaks, recompilations and eager fallbacks. Keys not given are not checked.
+
+A fixture with a ``replay compile`` line and no ``replay hpu`` line is a *compile fixture*
+(``Fixture.kind == "compile"``): it is run on real Dynamo only (tests/test_compile_fixtures.py),
+not on the simulated lazy device.
 """
 from __future__ import annotations
 
@@ -25,6 +32,7 @@ _EXPECT = re.compile(r"^#\s*expect:\s*(.*)$")
 _REPLAY = re.compile(r"^#\s*replay\s+(\w+):\s*(.*)$")
 _TARGET = re.compile(r"^#\s*target:\s*(\w+)\s*$")
 _ITEM = re.compile(r"^(HPU\d{3})@(\d+)$")
+COMPILE_KEYS = ("compiles", "graph_breaks", "recompiles", "fallbacks")
 
 
 @dataclass
@@ -37,6 +45,11 @@ class Fixture:
     @property
     def id(self) -> str:
         return str(self.path.relative_to(FIXTURES))
+
+    @property
+    def kind(self) -> str:
+        """``compile`` for a fixture replayed on real Dynamo only, else ``lazy``."""
+        return "compile" if "compile" in self.replay and "hpu" not in self.replay else "lazy"
 
 
 def parse_fixture(path: Path) -> Fixture:
@@ -62,6 +75,11 @@ def parse_fixture(path: Path) -> Fixture:
             counts = {}
             for pair in m.group(2).split():
                 key, _, value = pair.partition("=")
+                if not value.isdigit():
+                    raise ValueError(f"{path}: bad replay count {pair!r}")
+                if m.group(1) == "compile" and key not in COMPILE_KEYS:
+                    raise ValueError(f"{path}: unknown compile count {key!r} "
+                                     f"(known: {', '.join(COMPILE_KEYS)})")
                 counts[key] = int(value)
             fx.replay[m.group(1)] = counts
             continue
@@ -76,3 +94,13 @@ def parse_fixture(path: Path) -> Fixture:
 
 def all_fixtures() -> list:
     return [parse_fixture(p) for p in sorted(FIXTURES.rglob("*.py"))]
+
+
+def lazy_fixtures() -> list:
+    """The fixtures replayed on the simulated lazy device (every one with ``replay hpu``)."""
+    return [fx for fx in all_fixtures() if fx.kind == "lazy"]
+
+
+def compile_fixtures() -> list:
+    """The fixtures replayed on real Dynamo only."""
+    return [fx for fx in all_fixtures() if fx.kind == "compile"]

@@ -8,10 +8,23 @@ from hpulint import Config, lint_source
 from hpulint.rules import ALL_RULES
 
 FIXTURES = all_fixtures()
+REGISTERED = {rule.code for rule in ALL_RULES}
+
+
+def pending_codes(fx) -> set:
+    """Codes this fixture is about that no rule implements yet (the compile-target rules
+    HPU012-HPU017 have fixtures before their rules): the fixture is skipped until they exist."""
+    codes = {code for code, _ in fx.expect}
+    if fx.path.parent.name.startswith("HPU"):
+        codes.add(fx.path.parent.name)
+    return codes - REGISTERED
 
 
 @pytest.mark.parametrize("fx", FIXTURES, ids=[f.id for f in FIXTURES])
 def test_fixture_findings(fx):
+    pending = pending_codes(fx)
+    if pending:
+        pytest.skip(f"rule {', '.join(sorted(pending))} not registered yet")
     cfg = Config(target=fx.target) if fx.target else Config()
     findings = lint_source(fx.path.read_text(encoding="utf-8"), path=str(fx.path), config=cfg)
     assert [(f.code, f.line) for f in findings] == fx.expect

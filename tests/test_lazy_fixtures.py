@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("torch")
 
-from fixture_format import FIXTURES, all_fixtures  # noqa: E402
+from fixture_format import FIXTURES, lazy_fixtures  # noqa: E402
 from hpulint.lazy.confirm import HOST_RUN, confirm  # noqa: E402
 from hpulint.lazy.replay import replay, run  # noqa: E402
 from hpulint.model import Finding  # noqa: E402
 
-ALL = all_fixtures()
+ALL = lazy_fixtures()  # the compile fixtures run on real Dynamo: test_compile_fixtures.py
 BY_ID = {fx.id: fx for fx in ALL}
 PROFILES = ("hpu", "xla")
 

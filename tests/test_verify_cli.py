@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from fixture_format import all_fixtures  # noqa: E402
+from fixture_format import lazy_fixtures  # noqa: E402
 from hpulint import lint_source  # noqa: E402
 from hpulint.cli import main  # noqa: E402
 from hpulint.lazy.confirm import confirm  # noqa: E402
@@ -18,7 +18,7 @@ from hpulint.lazy.replay import replay  # noqa: E402
 
 # codes whose mechanism the simulated device does not model (HPU Graphs, torch.compile)
 NOT_CHECKED = {"HPU009", "HPU010"}
-FIXTURES = all_fixtures()
+FIXTURES = lazy_fixtures()  # compile fixtures: test_compile_fixtures.py
 
 
 @pytest.mark.parametrize("profile", ["hpu", "xla"])

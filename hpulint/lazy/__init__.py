@@ -12,15 +12,17 @@ from __future__ import annotations
 __all__ = ["device", "LazyDevice"]
 
 
-def device(profile="hpu", *, engine="sim", max_steps=None):
+def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
     """Run the code in a ``with`` block on the simulated lazy device and count what it does.
 
     ``profile`` is ``"hpu"`` (Gaudi lazy mode) or ``"xla"`` (PyTorch/XLA). (PyTorch's real Lazy
     Tensor Core is available from the command line: ``hpulint verify --engine ltc``.)
+    ``"compile"`` runs real Dynamo (torch.compile with the ``backend`` given, ``eager`` by
+    default) and counts graphs, graph breaks, recompilations and eager fallbacks.
     """
     from .api import device as _device
 
-    return _device(profile, engine=engine, max_steps=max_steps)
+    return _device(profile, engine=engine, max_steps=max_steps, backend=backend)
 
 
 def __getattr__(name):

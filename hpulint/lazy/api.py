@@ -102,6 +102,14 @@ class LazyDevice:
         return self._backend.summary()
 
 
-def device(profile="hpu", *, engine="sim", max_steps=None) -> LazyDevice:
-    """Run the code in a ``with`` block on the simulated lazy device and count what it does."""
+def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
+    """Run the code in a ``with`` block on the simulated lazy device and count what it does.
+
+    ``profile="compile"`` runs real Dynamo instead (``dynamo.CompileDevice``: ``compiles``,
+    ``graph_breaks``, ``recompiles``, ``fallbacks``, ``events``); ``backend`` applies to it only.
+    """
+    if profile == "compile":
+        from .dynamo import CompileDevice
+
+        return CompileDevice(backend, max_steps)
     return LazyDevice(profile, engine=engine, max_steps=max_steps)

@@ -37,9 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("script", metavar="SCRIPT", help="the training or inference script to replay")
     parser.add_argument("script_args", metavar="ARGS", nargs="*", default=[],
                         help="arguments for the script, after --")
-    parser.add_argument("--profile", choices=("hpu", "xla"), default="hpu",
-                        help="device semantics: hpu (Gaudi lazy mode, the default) or xla "
-                             "(PyTorch/XLA)")
+    parser.add_argument("--profile", choices=("hpu", "xla", "compile"), default="hpu",
+                        help="device semantics: hpu (Gaudi lazy mode, the default), xla "
+                             "(PyTorch/XLA), or compile (torch.compile on real Dynamo: graphs, "
+                             "graph breaks, recompilations, eager fallbacks)")
+    parser.add_argument("--backend", default=None, metavar="NAME",
+                        help="compile profile: the backend torch.compile gets (default eager: "
+                             "Dynamo's guards and graph breaks do not depend on it); keep: "
+                             "each call's own, except Gaudi's and XLA's")
     parser.add_argument("--engine", choices=("sim", "ltc"), default="sim",
                         help="sim: the simulated device (counts, causes, lines); ltc: PyTorch's "
                              "real Lazy Tensor Core (torch._lazy), compilations only")
@@ -80,6 +85,10 @@ def run(args) -> int:
         return _usage("--timeout must be positive")
     if args.max_steps is not None and args.max_steps < 1:
         return _usage("--max-steps must be at least 1")
+    if args.profile == "compile" and args.engine != "sim":
+        return _usage("--profile compile runs real Dynamo: --engine does not apply")
+    if args.backend is not None and args.profile != "compile":
+        return _usage("--backend applies to --profile compile only")
     if importlib.util.find_spec("torch") is None:
         return _usage("verify needs PyTorch: pip install 'hpulint[verify]'")
     notebook = None
@@ -101,7 +110,8 @@ def run(args) -> int:
 
     findings, lint_error = _lint(source, script)
     result = replay_run(script, list(args.script_args), profile=args.profile,
-                        engine=args.engine, timeout=args.timeout, max_steps=args.max_steps)
+                        engine=args.engine, timeout=args.timeout, max_steps=args.max_steps,
+                        compile_backend=args.backend)
     if lint_error:
         result["lint_error"] = lint_error
     confirmed = conf.confirm(findings or [], result, source)

@@ -244,6 +244,10 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
     script's text, used to find a loop's extent for HPU004 (read from ``run_result["script"]``
     when not given).
     """
+    if run_result.get("profile") == "compile":  # real Dynamo: compile_confirm.py
+        from .compile_confirm import confirm as confirm_compile
+
+        return confirm_compile(findings, run_result, source)
     script = run_result.get("script")
     steps = steps_estimate(run_result)
     loops = None
@@ -389,6 +393,10 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
 
 def unexplained(findings, run_result: dict, source: str | None = None) -> list:
     """Recompilations and host syncs in the replay that no finding explains."""
+    if run_result.get("profile") == "compile":
+        from .compile_confirm import unexplained as unexplained_compile
+
+        return unexplained_compile(findings, run_result, source)
     script = run_result.get("script")
     by_code = {}
     for f in findings:

@@ -50,7 +50,11 @@ def _describe(exc: BaseException, script: str) -> dict:
     }
 
 
-def _backend(engine, profile, max_steps):
+def _backend(engine, profile, max_steps, compile_backend=None):
+    if profile == "compile":  # real Dynamo (dynamo.py)
+        from .dynamo import DynamoRecorder
+
+        return DynamoRecorder(compile_backend, max_steps)
     if engine == "ltc":
         from .ltc import LtcDevice
 
@@ -60,7 +64,8 @@ def _backend(engine, profile, max_steps):
     return SimDevice(profile, max_steps)
 
 
-def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict:
+def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
+           compile_backend=None) -> dict:
     """Run ``script`` in this process under the simulated device; return the result dict."""
     from .sim import StopReplay
     from .shims import Shims
@@ -77,7 +82,7 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None) -> dict
     backend = None
     globals_ = None
     try:
-        backend = _backend(engine, profile, max_steps)
+        backend = _backend(engine, profile, max_steps, compile_backend)
         _ACTIVE.append(backend)
         with Shims(backend):
             with backend:
@@ -158,7 +163,7 @@ def _child(argv) -> int:
     if hasattr(signal, "SIGUSR1"):
         signal.signal(signal.SIGUSR1, on_signal)
     result = replay(config["script"], config.get("args", ()), config["profile"],
-                    config["engine"], config.get("max_steps"))
+                    config["engine"], config.get("max_steps"), config.get("compile_backend"))
     with open(config["result"], "w", encoding="utf-8") as f:
         json.dump(result, f)
     return 0
@@ -171,13 +176,14 @@ def _tail(data: bytes, n=TAIL_LINES) -> str:
 
 
 def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=None,
-        grace=10.0) -> dict:
+        grace=10.0, compile_backend=None) -> dict:
     """Replay ``script`` in a child process; never raises for anything the script does."""
     script = os.path.abspath(script)
     with tempfile.TemporaryDirectory(prefix="hpulint-verify-") as tmp:
         result_path = os.path.join(tmp, "result.json")
         config = {"script": script, "args": list(args), "profile": profile, "engine": engine,
-                  "max_steps": max_steps, "timeout": timeout, "result": result_path}
+                  "max_steps": max_steps, "timeout": timeout, "result": result_path,
+                  "compile_backend": compile_backend}
         env = os.environ.copy()
         env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")

@@ -38,6 +38,10 @@ def too_frequent(run: dict) -> list:
 
 
 def as_json(run: dict, findings: list | None = None, unexplained: list | None = None) -> dict:
+    if run.get("profile") == "compile":  # real Dynamo: compile_report.py
+        from .compile_report import as_json as compile_json
+
+        return compile_json(run, findings, unexplained)
     data = {
         "profile": run.get("profile"),
         "engine": run.get("engine"),
@@ -118,6 +122,10 @@ def _short(op):
 
 
 def format_text(run: dict, findings=None, unexplained=None) -> str:
+    if run.get("profile") == "compile":
+        from .compile_report import format_text as compile_text
+
+        return compile_text(run, findings, unexplained)
     script = run.get("script")
     shown = _show_path(script) if script else "?"
     engine = run.get("engine")

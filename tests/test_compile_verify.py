@@ -1,0 +1,140 @@
+"""`hpulint verify --profile compile` and `hpulint.lazy.device("compile")` on real Dynamo."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fixture_format import FIXTURES, parse_fixture  # noqa: E402
+from hpulint.cli import main  # noqa: E402
+from hpulint.lazy import device  # noqa: E402
+from hpulint.lazy.replay import replay  # noqa: E402
+
+REQUIRED = ["profile", "compiles", "graph_breaks", "recompiles", "fallbacks", "events", "findings"]
+
+
+def test_json_report_has_the_issue_keys_and_dynamo_counts(capsys):
+    fx = parse_fixture(FIXTURES / "HPU017" / "bad_string_tag_argument.py")
+    assert main(["verify", "--profile", "compile", str(fx.path), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data)[:len(REQUIRED)] == REQUIRED
+    assert data["profile"] == "compile" and data["backend"] == "eager"
+    assert {k: data[k] for k in fx.replay["compile"]} == fx.replay["compile"]
+    recompiles = [e for e in data["events"] if e["kind"] == "recompile"]
+    assert [e["guard_failures"][0]["guard"] for e in recompiles] == [
+        f"tag == 'step-{i:03d}'" for i in range(7)]
+    assert {(e["function"], e["def_line"], e["line"]) for e in recompiles} == {("scaled", 8, 14)}
+    assert {e["guard_failures"][0]["line"] for e in recompiles} == {10}
+    (fallback,) = [e for e in data["events"] if e["kind"] == "fallback"]
+    assert (fallback["limit"], fallback["last_reason"]["guard"]) == (8, "tag == 'step-007'")
+
+
+def test_text_report_names_break_reason_and_line(capsys):
+    path = FIXTURES / "HPU014" / "bad_equal_and_unique.py"
+    assert main(["verify", "--profile", "compile", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "(profile compile, real Dynamo, torch 2.13" in out
+    assert "  graph breaks       2\n" in out
+    assert "    1 x at line 10: " in out and "    1 x at line 12: Dynamic shape operator" in out
+    assert "summary: 1 graph, 2 graph breaks, 0 recompilations and 0 eager fallbacks" in out
+
+
+def test_options_that_do_not_go_together(capsys, tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("x = 1\n")
+    assert main(["verify", str(script), "--backend", "eager"]) == 2
+    assert main(["verify", str(script), "--profile", "compile", "--engine", "ltc"]) == 2
+    err = capsys.readouterr().err
+    assert "--backend applies to --profile compile only" in err
+    assert "--engine does not apply" in err
+
+
+def test_the_backend_does_not_change_what_dynamo_counts(capsys):
+    fx = parse_fixture(FIXTURES / "HPU013" / "bad_if_on_loss.py")
+    eager = replay(str(fx.path), profile="compile")
+    aot = replay(str(fx.path), profile="compile", compile_backend="aot_eager")
+    capsys.readouterr()
+    assert aot["backend"] == "aot_eager"
+    keys = ("compiles", "graph_breaks", "recompiles", "fallbacks")
+    assert [aot[k] for k in keys] == [eager[k] for k in keys] == [fx.replay["compile"][k] for k in keys]
+
+
+GAUDI_AND_XLA = textwrap.dedent('''\
+    import torch
+    import habana_frameworks.torch.core as htcore
+    import torch_xla
+    import torch_xla.core.xla_model as xm
+
+    dev = xm.xla_device()
+    model = torch.nn.Linear(8, 4).to(dev)
+    gaudi = torch.compile(model, backend="hpu_backend", mode="max-autotune")
+    for i in range(3):
+        gaudi(torch.randn(16, 8)).sum().backward()
+        htcore.mark_step()
+    step = torch_xla.compile(lambda x: model(x).relu().sum())
+    for i in range(3):
+        step(torch.randn(4, 8, device=dev))
+        xm.mark_step()
+''')
+
+
+def test_gaudi_and_xla_backends_run_here(tmp_path, capsys):
+    script = tmp_path / "both.py"
+    script.write_text(GAUDI_AND_XLA)
+    result = replay(str(script), profile="compile")
+    capsys.readouterr()
+    assert result["status"] == "ok", result["error"]
+    assert (result["compiles"], result["graph_breaks"], result["recompiles"]) == (2, 0, 0)
+    assert result["mark_steps"] == 6
+
+
+def test_max_steps_stops_at_a_step_marker(tmp_path, capsys):
+    script = tmp_path / "loop.py"
+    script.write_text(GAUDI_AND_XLA)
+    result = replay(str(script), profile="compile", max_steps=2)
+    capsys.readouterr()
+    assert result["status"] == "stopped" and result["mark_steps"] == 2
+
+
+def test_python_api_counts_and_restores_what_the_block_changed():
+    real_compile = torch.compile
+    limit = torch._dynamo.config.recompile_limit
+    with device("compile") as d:
+        torch._dynamo.config.recompile_limit = 3
+        torch.compiler.set_stance("default")
+
+        @torch.compile
+        def f(x, tag):
+            return x * len(tag)
+
+        for i in range(6):
+            f(torch.randn(2), f"t{i}")
+        torch.compiler.set_stance("force_eager")
+    assert torch._dynamo.eval_frame._stance.stance == "default"
+    assert (d.compiles, d.graph_breaks, d.recompiles, d.fallbacks) == (3, 0, 2, 1)
+    assert [e["kind"] for e in d.events] == ["recompile", "recompile", "fallback"]
+    assert torch.compile is real_compile
+    assert torch._dynamo.config.recompile_limit == limit
+
+
+def test_python_api_graph_breaks():
+    with device("compile") as d:
+        model = torch.compile(torch.nn.Linear(4, 4))
+        for _ in range(3):
+            out = model(torch.randn(2, 4))
+            out.sum().item()  # eager: no break
+    assert (d.compiles, d.graph_breaks) == (1, 0)
+
+    with device("compile") as d:
+        @torch.compile
+        def g(x):
+            return x * x.max().item()
+
+        for _ in range(3):
+            g(torch.randn(3))
+    assert d.graph_breaks == 1
+    (br,) = [e for e in d.events if e["kind"] == "graph_break"]
+    assert br["reason"] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
