@@ -79,8 +79,10 @@ class _Dispatch(TorchDispatchMode):
         frame = user_frame()
         if info.name == "aten.equal.default":
             dev.read([args[0], args[1]], "torch.equal", frame)
+            dev.fallback("equal")
         else:
             dev.read([args[0]], "item" if "scalar" in info.name else "bool", frame)
+            dev.fallback("_local_scalar_dense")
         return func(*args, **kwargs)
 
     def _dynamic(self, func, info, args, kwargs):
@@ -88,6 +90,7 @@ class _Dispatch(TorchDispatchMode):
         frame = user_frame()
         tensors = [a for a in _flat(args, kwargs) if dev.is_device(a)]
         dev.read(tensors, _short(info.name) + " (runs on the host)", frame)
+        dev.fallback(_short(info.name))
         out = func(*args, **kwargs)
         for t in _flat((out,), {}):
             dev.upload(t, frame)
@@ -105,6 +108,7 @@ class _Dispatch(TorchDispatchMode):
         masks = [x for x in indices if isinstance(x, torch.Tensor) and x.dtype in _MASK]
         dev.read([m for m in masks if dev.is_device(m)], "mask index (nonzero runs on the host)",
                  frame)
+        dev.fallback("nonzero")
         out = func(*args, **kwargs)
         if not dev.is_device(src):
             return out
@@ -290,11 +294,18 @@ def _h_cpu(dev, func, args, kwargs):
     return func(*args, **kwargs)
 
 
+_SCALAR_READS = ("item", "bool", "int", "float", "index")
+
+
 def _reader(what):
+    scalar = what in _SCALAR_READS
+
     def h(dev, func, args, kwargs):
         t = args[0]
         if isinstance(t, torch.Tensor) and dev.is_device(t):
             dev.read([t], what, user_frame())
+            if scalar:  # aten::_local_scalar_dense runs on the host (a PyTorch/XLA fallback)
+                dev.fallback("_local_scalar_dense")
             return _suspended(dev, func, args, kwargs)
         return func(*args, **kwargs)
 
@@ -305,6 +316,7 @@ def _h_equal(dev, func, args, kwargs):
     a, b = args[0], args[1]
     if dev.is_device(a) or dev.is_device(b):
         dev.read([a, b], "torch.equal", user_frame())
+        dev.fallback("equal")
         return _suspended(dev, func, args, kwargs)
     return func(*args, **kwargs)
 

@@ -33,6 +33,18 @@ from .ops import S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .profiles import get_profile
 from .training import LoaderTags, TrainingMarks
 
+class ExecutionNotAllowed(RuntimeError):
+    """A host read inside ``torch_xla.compile(full_graph=True)``: the real engine refuses it."""
+
+
+def _flat_tensors(values):
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _flat_tensors(v)
+
+
 class _Ref(weakref.ref):
     __slots__ = ("key",)
 
@@ -58,6 +70,13 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         self.events = []  # compile and growth events, in order
         self.sync_sites = {}  # (file, line, what) -> aggregated sync event
         self.pending_at_exit = None
+        self.uploads = 0  # host tensors moved to the device (TransferToDeviceTime)
+        self.graph_sizes = []  # nodes of every executed graph (TensorsGraphSize), last 1024
+        self.fallbacks = {}  # op -> times it ran on the host (PyTorch/XLA's aten:: counters)
+        self.notes = []  # what the report should say about how the script was run
+        # modes the PyTorch/XLA stand-ins switch
+        self.eager = False  # torch_xla.experimental.eager_mode(True): every op its own graph
+        self.allow_execution = True  # False inside torch_xla.compile(full_graph=True)
         # state
         self.handles = {}  # id(tensor) -> (Handle, _Ref)
         self.pending = {}  # ordered set of Handles whose value is (or may be) a pending node
@@ -132,7 +151,16 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         file, line = self._where(frame)
         h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
         self.bind(t, h)
+        self.uploads += 1
         return h
+
+    def fallback(self, op: str) -> None:
+        """An op ran on the host (PyTorch/XLA counts it as ``aten::op``)."""
+        self.fallbacks[op] = self.fallbacks.get(op, 0) + 1
+
+    def set_eager(self, enable: bool) -> None:
+        """Eager mode (PyTorch/XLA): from now on every op runs as soon as it is recorded."""
+        self.eager = enable
 
     def current(self, h):
         b = h.base
@@ -250,10 +278,36 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             return func(*args, **kwargs)
         out = func(*args, **kwargs)
         try:
-            return self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
+            self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
+            if self.eager and info.kind != VIEW:
+                self._run_eagerly(info, args, kwargs, out, file, line)
         except Exception as e:  # noqa: BLE001
             self.fail(e, f"recording the outputs of {info.name}")
-            return out
+        return out
+
+    def _run_eagerly(self, info, args, kwargs, out, file, line):
+        """Eager mode: the op's results (and what it wrote) are computed now, as one graph.
+
+        PyTorch/XLA's ``XLATensor::Create`` and ``SetIrValue`` sync every new or updated tensor
+        at once (``ApplyEagerSync``) except views, which run with the op that uses them.
+        """
+        hs = []
+        written = [args[i] if i < len(args) else kwargs.get(info.args[i][0]) for i in info.mut]
+        for t in _flat_tensors((out, written)):
+            e = self.handles.get(id(t))
+            if e is not None:
+                h = e[0]
+                hs.append(h.base if h.base is not None else h)
+        roots = [v for v in (self.current(h) for h in hs) if type(v) is Out]
+        if roots:
+            self.critical += 1
+            try:
+                self._execute(roots, ("eager", file, line), "eager")
+                self._materialize(hs)
+                for h in hs:
+                    self.pending.pop(h, None)
+            finally:
+                self.critical -= 1
 
     def _record_outputs(self, info, args, kwargs, out, inputs, consts, file, line):
         self.seq += 1
@@ -356,6 +410,9 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         n = len(graph.nodes)
         if n > self.max_graph_nodes:
             self.max_graph_nodes = n
+        self.graph_sizes.append(n)
+        if len(self.graph_sizes) > 2048:
+            del self.graph_sizes[:1024]
         if sig in self.cache:
             self.cached += 1
         else:
@@ -447,6 +504,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 return self._read(tensors, what, frame, materialize)
             self._sync(what, frame)
             return True
+        except ExecutionNotAllowed:
+            raise  # the script's error, as on the real engine
         except Exception as e:  # noqa: BLE001
             self.fail(e, f"a host read ({what})")
             return True
@@ -464,6 +523,10 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         if not hs:
             return False
         roots = [v for v in (self.current(h) for h in hs) if type(v) is Out]
+        if roots and not self.allow_execution:
+            raise ExecutionNotAllowed(
+                f"{what} needs the device to run a graph, and torch_xla.compile(full_graph=True) "
+                "allows none inside the compiled function")
         if roots:
             self._execute(roots, self._site(what, frame), what)
             if materialize:
@@ -523,6 +586,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             "optimizer_steps": self.os_count,
             "backward_passes": self.bw_count,
             "internal_error": self.broken,
+            "notes": list(self.notes),
         }
 
     # -- activation ------------------------------------------------------------------------------
