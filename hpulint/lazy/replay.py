@@ -33,6 +33,7 @@ _ROOT = str(Path(__file__).resolve().parents[2])  # the directory that holds the
 
 
 def _describe(exc: BaseException, script: str) -> dict:
+    from .shims import explain_error
     from .sim import is_user_path
 
     frames = traceback.extract_tb(exc.__traceback__)
@@ -41,9 +42,12 @@ def _describe(exc: BaseException, script: str) -> dict:
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(user)
     lines += traceback.format_exception_only(type(exc), exc)
+    clearer = explain_error(exc)  # something the replay does not stand in for
+    if clearer is not None and clearer not in lines[-1]:
+        lines.append(clearer + "\n")
     return {
         "type": type(exc).__name__,
-        "message": str(exc),
+        "message": clearer or str(exc),
         "file": where.filename if where else None,
         "line": where.lineno if where else None,
         "traceback": "".join(lines),
@@ -81,10 +85,12 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
     started = time.perf_counter()
     backend = None
     globals_ = None
+    shims = None
     try:
         backend = _backend(engine, profile, max_steps, compile_backend)
         _ACTIVE.append(backend)
-        with Shims(backend):
+        shims = Shims(backend)
+        with shims:
             with backend:
                 try:
                     if script.endswith(".ipynb"):  # its code cells, in order (hpulint/notebook)
@@ -126,6 +132,7 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
             _ACTIVE.remove(backend)
     del globals_
     result["wall_time"] = round(time.perf_counter() - started, 3)
+    result["not_stood_in"] = shims.missing if shims is not None else []
     if backend is not None:
         result.update(backend.summary())
         result["pending_at_exit"] = backend.pending_at_exit

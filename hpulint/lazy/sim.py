@@ -1,6 +1,6 @@
 """The simulated lazy device: CPU tensors that behave, for counting purposes, like HPU/XLA ones.
 
-Two torch modes do the work while a replay runs:
+Two torch modes do the work while a replay runs (``modes``):
 
 * ``_Dispatch`` (a TorchDispatchMode) sees every aten op. An op with a device tensor among its
   inputs (or a factory called with ``device="hpu"``) is computed on the CPU as usual *and*
@@ -11,208 +11,38 @@ Two torch modes do the work while a replay runs:
   ``device="xla"`` in factories, ``.cpu()``, and host reads that never reach the dispatcher
   (``.tolist()``, ``.numpy()``, printing and formatting a tensor).
 
-``SimDevice`` owns the pending graph, the compilation cache and the counters and events.
+``SimDevice`` owns the pending graph, the compilation cache and the counters and events; the
+training-iteration and DataLoader bookkeeping are mixins (``training``).
 """
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
 import time
 import traceback
 import weakref
 
 import torch
 import torch.optim.optimizer as _optim
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 
+# StopReplay, the frame helpers and MetricsMixin are imported from here by the other modules
+from .frames import (StopReplay, _USER_CODE, _name_in, is_cpu_device, is_fake_device,  # noqa: F401
+                     is_user_path, user_frame, user_site)  # noqa: F401
 from .graph import SCALAR, Data, Handle, Node, Out, canonical, explain
+from .metrics import MetricsMixin
+from .modes import _Dispatch, _Functions
+from .ops import S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .profiles import get_profile
+from .training import LoaderTags, TrainingMarks
 
-FAKE_DEVICE_TYPES = ("hpu", "xla")
-
-
-class StopReplay(BaseException):
-    """Raised by a step marker to end a replay early (``--max-steps``, a timeout)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+class ExecutionNotAllowed(RuntimeError):
+    """A host read inside ``torch_xla.compile(full_graph=True)``: the real engine refuses it."""
 
 
-# ---------------------------------------------------------------------------------------------
-# Which frames are the user's? Everything but torch, hpulint, the standard library and
-# site-packages: the script, its own modules, a test file using the Python API.
-
-
-def _norm(path: str) -> str:
-    return os.path.normcase(os.path.realpath(path))
-
-
-_LIBRARY_DIRS = tuple(
-    sorted(
-        {
-            _norm(os.path.dirname(torch.__file__)) + os.sep,
-            _norm(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep,
-            *(
-                _norm(p) + os.sep
-                for key in ("stdlib", "platstdlib", "purelib", "platlib")
-                if (p := sysconfig.get_paths().get(key))
-            ),
-        }
-    )
-)
-_USER_CODE: dict = {}  # code object -> normalised file name, or "" when not user code
-
-
-def _user_file(code) -> str:
-    name = code.co_filename
-    if name.startswith("<"):
-        result = name if name in ("<string>", "<stdin>") else ""
-    else:
-        full = _norm(name)
-        result = "" if full.startswith(_LIBRARY_DIRS) else full
-    _USER_CODE[code] = result
-    return result
-
-
-def is_user_path(path: str) -> bool:
-    """Is this file the user's (not torch, hpulint, the standard library or site-packages)?"""
-    if not path or path.startswith("<"):
-        return path in ("<string>", "<stdin>")
-    return not _norm(path).startswith(_LIBRARY_DIRS)
-
-
-def user_frame(depth: int = 1, start=None):
-    """The innermost frame of user code calling into torch (or None).
-
-    ``start`` is where to begin the walk outwards (default: the caller).
-    """
-    f = sys._getframe(depth) if start is None else start
-    cache = _USER_CODE
-    while f is not None:
-        u = cache.get(f.f_code)
-        if u is None:
-            u = _user_file(f.f_code)
-        if u:
-            return f
-        f = f.f_back
-    return None
-
-
-def user_stack(frame) -> list:
-    """(file, line) of ``frame`` and every user frame that called it, innermost first."""
-    out = []
-    f = frame
-    while f is not None:
-        u = _USER_CODE.get(f.f_code)
-        if u is None:
-            u = _user_file(f.f_code)
-        if u:
-            out.append((u, f.f_lineno))
-        f = f.f_back
-    return out
-
-
-def user_site(depth: int = 1):
-    f = user_frame(depth + 1)
-    if f is None:
-        return None, 0
-    return _USER_CODE[f.f_code], f.f_lineno
-
-
-def is_fake_device(d) -> bool:
-    if isinstance(d, str):
-        return d.split(":", 1)[0] in FAKE_DEVICE_TYPES
-    if isinstance(d, torch.device):
-        return d.type in FAKE_DEVICE_TYPES
-    return False
-
-
-def is_cpu_device(d) -> bool:
-    if isinstance(d, str):
-        return d.split(":", 1)[0] == "cpu"
-    if isinstance(d, torch.device):
-        return d.type == "cpu"
-    return False
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-op facts from the aten schema, computed once per overload.
-
-T, TL, S, OTHER = 0, 1, 2, 3  # tensor, tensor list, Scalar, anything else
-OP, VIEW, ALIAS, READ, DYNAMIC = range(5)
-
-_ALIAS_OPS = {"aten.detach.default", "aten.alias.default", "aten.lift_fresh.default"}
-_READ_OPS = {"aten._local_scalar_dense.default", "aten.equal.default", "aten.is_nonzero.default"}
-# Output shape depends on the data: PyTorch/XLA runs these on the CPU (no lowering by default).
-_DYNAMIC_OPS = {
-    "aten.nonzero.default", "aten.masked_select.default", "aten._unique2.default",
-    "aten.unique_dim.default", "aten.unique_consecutive.default", "aten._unique.default",
-    "aten.repeat_interleave.Tensor", "aten.bincount.default",
-}
-_NO_DEFAULT = object()
-
-
-class OpInfo:
-    __slots__ = ("name", "args", "kind", "mut", "nret", "ret_mut", "list_ret")
-
-    def __init__(self, func):
-        schema = func._schema
-        self.name = str(func)
-        args = []
-        mut = []  # indexes of arguments the op writes to
-        for i, a in enumerate(schema.arguments):
-            t = str(a.type)
-            if t in ("Tensor", "Optional[Tensor]"):
-                k = T
-            elif t.startswith("List[") and "Tensor" in t:
-                k = TL
-            elif t in ("number", "Optional[number]"):
-                k = S
-            else:
-                k = OTHER
-            default = a.default_value if a.has_default_value() else _NO_DEFAULT
-            args.append((a.name, k, default))
-            if a.alias_info is not None and a.alias_info.is_write:
-                mut.append(i)
-        self.args = tuple(args)
-        self.mut = tuple(mut)
-        self.nret = len(schema.returns)
-        # return index -> argument index it aliases, for `Tensor(a!)` returns
-        ret_mut = {}
-        for r_i, r in enumerate(schema.returns):
-            if r.alias_info is not None and r.alias_info.is_write:
-                for a_i in mut:
-                    if schema.arguments[a_i].alias_info.before_set == r.alias_info.before_set:
-                        ret_mut[r_i] = a_i
-        self.ret_mut = ret_mut
-        self.list_ret = any(str(r.type).startswith("List[") for r in schema.returns)
-        if self.name in _READ_OPS:
-            self.kind = READ
-        elif self.name in _DYNAMIC_OPS:
-            self.kind = DYNAMIC
-        elif self.name in _ALIAS_OPS:
-            self.kind = ALIAS
-        elif func.is_view and not mut:
-            self.kind = VIEW
-        else:
-            self.kind = OP
-
-
-_INFO: dict = {}
-
-
-def _canon(v):
-    t = type(v)
-    if t in (int, float, bool, str) or v is None:
-        return v
-    if t in (list, tuple):
-        return tuple(_canon(x) for x in v)
-    if isinstance(v, torch.SymInt):
-        return int(v)
-    return str(v)
+def _flat_tensors(values):
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _flat_tensors(v)
 
 
 class _Ref(weakref.ref):
@@ -222,24 +52,7 @@ class _Ref(weakref.ref):
 # ---------------------------------------------------------------------------------------------
 
 
-class MetricsMixin:
-    """What the metric shims (torch_xla.debug.metrics, Gaudi's metric_global) read from a device."""
-
-    def metric_count(self, name):
-        if name == "CompileTime":
-            return self.compiles
-        if name == "ExecuteTime":
-            return self.compiles + self.cached
-        if name in ("TransferFromDeviceTime", "TransferFromServerTime"):
-            return self.syncs
-        return 0
-
-    def counter(self, name):
-        return {"MarkStep": self.mark_steps, "UncachedCompile": self.compiles,
-                "CachedCompile": self.cached}.get(name, 0)
-
-
-class SimDevice(MetricsMixin):
+class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
     """Counts what a lazy engine would compile, execute and transfer for the code it observes."""
 
     engine = "sim"
@@ -257,6 +70,13 @@ class SimDevice(MetricsMixin):
         self.events = []  # compile and growth events, in order
         self.sync_sites = {}  # (file, line, what) -> aggregated sync event
         self.pending_at_exit = None
+        self.uploads = 0  # host tensors moved to the device (TransferToDeviceTime)
+        self.graph_sizes = []  # nodes of every executed graph (TensorsGraphSize), last 1024
+        self.fallbacks = {}  # op -> times it ran on the host (PyTorch/XLA's aten:: counters)
+        self.notes = []  # what the report should say about how the script was run
+        # modes the PyTorch/XLA stand-ins switch
+        self.eager = False  # torch_xla.experimental.eager_mode(True): every op its own graph
+        self.allow_execution = True  # False inside torch_xla.compile(full_graph=True)
         # state
         self.handles = {}  # id(tensor) -> (Handle, _Ref)
         self.pending = {}  # ordered set of Handles whose value is (or may be) a pending node
@@ -331,7 +151,16 @@ class SimDevice(MetricsMixin):
         file, line = self._where(frame)
         h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
         self.bind(t, h)
+        self.uploads += 1
         return h
+
+    def fallback(self, op: str) -> None:
+        """An op ran on the host (PyTorch/XLA counts it as ``aten::op``)."""
+        self.fallbacks[op] = self.fallbacks.get(op, 0) + 1
+
+    def set_eager(self, enable: bool) -> None:
+        """Eager mode (PyTorch/XLA): from now on every op runs as soon as it is recorded."""
+        self.eager = enable
 
     def current(self, h):
         b = h.base
@@ -449,10 +278,36 @@ class SimDevice(MetricsMixin):
             return func(*args, **kwargs)
         out = func(*args, **kwargs)
         try:
-            return self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
+            self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
+            if self.eager and info.kind != VIEW:
+                self._run_eagerly(info, args, kwargs, out, file, line)
         except Exception as e:  # noqa: BLE001
             self.fail(e, f"recording the outputs of {info.name}")
-            return out
+        return out
+
+    def _run_eagerly(self, info, args, kwargs, out, file, line):
+        """Eager mode: the op's results (and what it wrote) are computed now, as one graph.
+
+        PyTorch/XLA's ``XLATensor::Create`` and ``SetIrValue`` sync every new or updated tensor
+        at once (``ApplyEagerSync``) except views, which run with the op that uses them.
+        """
+        hs = []
+        written = [args[i] if i < len(args) else kwargs.get(info.args[i][0]) for i in info.mut]
+        for t in _flat_tensors((out, written)):
+            e = self.handles.get(id(t))
+            if e is not None:
+                h = e[0]
+                hs.append(h.base if h.base is not None else h)
+        roots = [v for v in (self.current(h) for h in hs) if type(v) is Out]
+        if roots:
+            self.critical += 1
+            try:
+                self._execute(roots, ("eager", file, line), "eager")
+                self._materialize(hs)
+                for h in hs:
+                    self.pending.pop(h, None)
+            finally:
+                self.critical -= 1
 
     def _record_outputs(self, info, args, kwargs, out, inputs, consts, file, line):
         self.seq += 1
@@ -555,6 +410,9 @@ class SimDevice(MetricsMixin):
         n = len(graph.nodes)
         if n > self.max_graph_nodes:
             self.max_graph_nodes = n
+        self.graph_sizes.append(n)
+        if len(self.graph_sizes) > 2048:
+            del self.graph_sizes[:1024]
         if sig in self.cache:
             self.cached += 1
         else:
@@ -646,6 +504,8 @@ class SimDevice(MetricsMixin):
                 return self._read(tensors, what, frame, materialize)
             self._sync(what, frame)
             return True
+        except ExecutionNotAllowed:
+            raise  # the script's error, as on the real engine
         except Exception as e:  # noqa: BLE001
             self.fail(e, f"a host read ({what})")
             return True
@@ -663,6 +523,10 @@ class SimDevice(MetricsMixin):
         if not hs:
             return False
         roots = [v for v in (self.current(h) for h in hs) if type(v) is Out]
+        if roots and not self.allow_execution:
+            raise ExecutionNotAllowed(
+                f"{what} needs the device to run a graph, and torch_xla.compile(full_graph=True) "
+                "allows none inside the compiled function")
         if roots:
             self._execute(roots, self._site(what, frame), what)
             if materialize:
@@ -698,123 +562,6 @@ class SimDevice(MetricsMixin):
                 self.pending_at_exit = ev
                 self.events.append(ev)
 
-    # -- training-iteration markers --------------------------------------------------------
-    # A graph that grows with no step marker shows up as more than one training iteration
-    # (optimizer step, or backward pass when the script has no optimizer) recorded since the
-    # last marker. Gradient accumulation (several backward passes, one optimizer step) is not
-    # growth.
-
-    def backward_begin(self, frame):
-        self.bw_count += 1
-        prev = self.bw
-        self.bw = self.bw_count
-        self.bw_lines[self.bw] = user_stack(frame)
-        self.unmarked_bw.append(self.bw)
-        self._check_growth()
-        return prev
-
-    def optimizer_step_begin(self):
-        frame = user_frame()
-        self.os_count += 1
-        self.os = self.os_count
-        self.os_lines[self.os] = user_stack(frame)
-        self.unmarked_os.append(self.os)
-        self._check_growth()
-
-    def optimizer_step_end(self):
-        self.os = 0
-
-    def _check_growth(self):
-        if len(self.unmarked_os) < 2 and (self.os_count or len(self.unmarked_bw) < 2):
-            return
-        ev = self.growth
-        if ev is None:
-            ev = self.growth = {"kind": "growth", "step": self.mark_steps, "file": None,
-                                "line": None, "compiled": False}
-            self.events.append(ev)
-        stacks = [self.bw_lines[b] for b in self.unmarked_bw] + \
-            [self.os_lines[o] for o in self.unmarked_os]
-        inner = {st[0] for st in stacks if st}
-        ev["backward_passes"] = len(self.unmarked_bw)
-        ev["optimizer_steps"] = len(self.unmarked_os)
-        ev["lines"] = sorted({line for _, line in inner})
-        ev["files"] = sorted({f for f, _ in inner if f})
-        ev["stack"] = sorted({fl for st in stacks for fl in st}, key=lambda fl: (fl[0] or "", fl[1]))
-        ev["nodes"] = self.seq - self.seq_at_mark
-
-    def _close_growth(self, closed_by):
-        ev = self.growth
-        if ev is not None:
-            ev["nodes"] = self.seq - self.seq_at_mark
-            ev["closed_by"] = closed_by
-            self.growth = None
-            # several backward passes and one optimizer step is gradient accumulation
-            nos, nbw = len(self.unmarked_os), len(self.unmarked_bw)
-            if not (nos >= 2 or (nos == 0 and nbw >= 2 and self.os_count == 0)):
-                self.events.remove(ev)
-        self.unmarked_bw = []
-        self.unmarked_os = []
-        self.seq_at_mark = self.seq
-
-    # -- DataLoader batches ---------------------------------------------------------------------
-    # The tensors a DataLoader yields remember where that DataLoader was made, so that a graph
-    # input uploaded from a batch can name it (a short last batch recompiles: HPU007).
-
-    def tag_batch(self, batch, site):
-        for t in _flat_batch(batch):
-            key = id(t)
-            self.loader_batches[key] = (site, weakref.ref(t, lambda r, k=key: self._untag(k, r)))
-
-    def _untag(self, key, ref):
-        e = self.loader_batches.get(key)
-        if e is not None and e[1] is ref:
-            del self.loader_batches[key]
-
-    def loader_of(self, t):
-        e = self.loader_batches.get(id(t))
-        if e is not None and e[1]() is t:
-            return e[0]
-        return None
-
-    def _patch_loader(self):
-        from torch.utils.data import dataloader as dl
-
-        dev = self
-        init, get_iter, nxt = dl.DataLoader.__init__, dl.DataLoader._get_iterator, \
-            dl._BaseDataLoaderIter.__next__
-        self._loader_saved = (init, get_iter, nxt)
-
-        def __init__(self_, *args, **kwargs):
-            init(self_, *args, **kwargs)
-            frame = user_frame()
-            if frame is not None:
-                self_._hpulint_site = (_USER_CODE[frame.f_code], frame.f_lineno)
-
-        def _get_iterator(self_):
-            it = get_iter(self_)
-            it._hpulint_site = getattr(self_, "_hpulint_site", None)
-            return it
-
-        def __next__(self_):
-            batch = nxt(self_)
-            site = getattr(self_, "_hpulint_site", None)
-            if site is not None and dev.broken is None:
-                try:
-                    dev.tag_batch(batch, site)
-                except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
-                    dev.fail(e, "tagging a DataLoader batch")
-            return batch
-
-        dl.DataLoader.__init__ = __init__
-        dl.DataLoader._get_iterator = _get_iterator
-        dl._BaseDataLoaderIter.__next__ = __next__
-
-    def _unpatch_loader(self):
-        from torch.utils.data import dataloader as dl
-
-        dl.DataLoader.__init__, dl.DataLoader._get_iterator, dl._BaseDataLoaderIter.__next__ = \
-            self._loader_saved
-
     # -- what the shims ask ------------------------------------------------------------------
 
     def torch_device(self, index=None):
@@ -839,6 +586,7 @@ class SimDevice(MetricsMixin):
             "optimizer_steps": self.os_count,
             "backward_passes": self.bw_count,
             "internal_error": self.broken,
+            "notes": list(self.notes),
         }
 
     # -- activation ------------------------------------------------------------------------------
@@ -889,374 +637,3 @@ class SimDevice(MetricsMixin):
     def _unpatch_parameter(self):
         torch.nn.Parameter.__new__ = self._param_new
 
-
-def _name_in(frame, t):
-    try:
-        for k, v in frame.f_locals.items():
-            if v is t:
-                return k
-    except Exception:  # noqa: BLE001 - a frame whose locals cannot be read: no name
-        pass
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-class _Dispatch(TorchDispatchMode):
-    @classmethod
-    def _should_skip_dynamo(cls):
-        return False  # never compiled: skip torch._disable_dynamo's wrapper on every op
-
-    def __init__(self, dev):
-        super().__init__()
-        self.dev = dev
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        dev = self.dev
-        if dev.suspended or dev.broken is not None:
-            return func(*args, **kwargs)
-        handles = dev.handles
-        found = dev.factory > 0
-        if not found:
-            for a in args:
-                if isinstance(a, torch.Tensor):
-                    if id(a) in handles:
-                        found = True
-                        break
-                elif isinstance(a, (list, tuple)):
-                    for x in a:
-                        if isinstance(x, torch.Tensor) and id(x) in handles:
-                            found = True
-                            break
-                    if found:
-                        break
-            else:
-                for a in kwargs.values():
-                    if isinstance(a, torch.Tensor) and id(a) in handles:
-                        found = True
-                        break
-        if not found:
-            return func(*args, **kwargs)
-        info = _INFO.get(func)
-        if info is None:
-            info = _INFO[func] = OpInfo(func)
-        kind = info.kind
-        if kind == ALIAS:
-            return dev.alias(func, args, kwargs)
-        if kind == READ:
-            return self._read(func, info, args, kwargs)
-        if kind == DYNAMIC:
-            return self._dynamic(func, info, args, kwargs)
-        if info.name == "aten.index.Tensor" and _has_mask(args):
-            return self._masked_index(func, info, args, kwargs)
-        if info.name == "aten.copy_.default" and not dev.is_device(args[0]):
-            # device -> host copy into a CPU tensor
-            dev.read([args[1]], "copy_ to host", user_frame())
-            return func(*args, **kwargs)
-        return dev.record(func, info, args, kwargs)
-
-    def _read(self, func, info, args, kwargs):
-        dev = self.dev
-        frame = user_frame()
-        if info.name == "aten.equal.default":
-            dev.read([args[0], args[1]], "torch.equal", frame)
-        else:
-            dev.read([args[0]], "item" if "scalar" in info.name else "bool", frame)
-        return func(*args, **kwargs)
-
-    def _dynamic(self, func, info, args, kwargs):
-        dev = self.dev
-        frame = user_frame()
-        tensors = [a for a in _flat(args, kwargs) if dev.is_device(a)]
-        dev.read(tensors, _short(info.name) + " (runs on the host)", frame)
-        out = func(*args, **kwargs)
-        for t in _flat((out,), {}):
-            dev.upload(t, frame)
-        return out
-
-    def _masked_index(self, func, info, args, kwargs):
-        """``x[mask]``: the mask goes to the host (nonzero), the indexing stays in the graph.
-
-        The indices nonzero produces become device data whose length is the number of True
-        values, so the graph changes whenever that number does.
-        """
-        dev = self.dev
-        frame = user_frame()
-        src, indices = args[0], args[1]
-        masks = [x for x in indices if isinstance(x, torch.Tensor) and x.dtype in _MASK]
-        dev.read([m for m in masks if dev.is_device(m)], "mask index (nonzero runs on the host)",
-                 frame)
-        out = func(*args, **kwargs)
-        if not dev.is_device(src):
-            return out
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
-        inputs, consts, marks = [], [], []
-        dev._input(src, frame, inputs, consts)
-        for x in indices:
-            if x is None:
-                marks.append(None)
-            elif x.dtype in _MASK:
-                inputs.append(Data((int(x.sum()), x.dim()), torch.int64, (file, line)))
-                marks.append("mask")
-            else:
-                dev._input(x, frame, inputs, consts)
-                marks.append(1)
-        consts.append(tuple(marks))
-        dev.seq += 1
-        node = Node(info.name, tuple(inputs), tuple(consts), file, line, dev.bw, dev.os, dev.seq)
-        h = Handle(Out(node, 0))
-        dev.bind(out, h)
-        dev.pending[h] = None
-        return out
-
-
-_MASK = (torch.bool, torch.uint8)
-
-
-def _short(name):
-    return name.split(".")[1] if name.startswith("aten.") else name
-
-
-def _has_mask(args):
-    if len(args) > 1:
-        for x in args[1]:
-            if isinstance(x, torch.Tensor) and x.dtype in (torch.bool, torch.uint8):
-                return True
-    return False
-
-
-def _flat_batch(batch):
-    """The tensors in a collated batch: a tensor, or lists, tuples and dicts of them."""
-    stack = [batch]
-    while stack:
-        b = stack.pop()
-        if isinstance(b, torch.Tensor):
-            yield b
-        elif isinstance(b, (list, tuple)):
-            stack.extend(b)
-        elif isinstance(b, dict):
-            stack.extend(b.values())
-
-
-def _flat(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, torch.Tensor):
-            yield a
-        elif isinstance(a, (list, tuple)):
-            for x in a:
-                if isinstance(x, torch.Tensor):
-                    yield x
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-class _Functions(TorchFunctionMode):
-    def __init__(self, dev):
-        super().__init__()
-        self.dev = dev
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        dev = self.dev
-        prev = dev.entry
-        # the ops this call records belong to the first user frame at or above its caller
-        dev.entry = sys._getframe(1)
-        try:
-            try:
-                h = _FUNCS.get(func)
-            except TypeError:  # an unhashable callable
-                h = None
-            if h is not None:
-                return h(dev, func, args, kwargs)
-            d = kwargs.get("device")
-            if d is not None and is_fake_device(d):
-                return _factory(dev, func, args, kwargs)
-            return func(*args, **kwargs)
-        finally:
-            dev.entry = prev
-
-
-def _suspended(dev, func, args, kwargs):
-    dev.suspended += 1
-    try:
-        return func(*args, **kwargs)
-    finally:
-        dev.suspended -= 1
-
-
-_UPLOAD_FACTORIES = set()
-
-
-def _factory(dev, func, args, kwargs):
-    kwargs = dict(kwargs)
-    kwargs["device"] = "cpu"
-    if func in _UPLOAD_FACTORIES:  # torch.tensor(data, device=...): host data uploaded
-        out = _suspended(dev, func, args, kwargs)
-        if isinstance(out, torch.Tensor):
-            dev.upload(out, user_frame())
-        return out
-    dev.factory += 1
-    try:
-        return func(*args, **kwargs)
-    finally:
-        dev.factory -= 1
-
-
-def _to_target(args, kwargs):
-    """(device or None, rest-args with the device replaced by cpu)"""
-    d = kwargs.get("device")
-    if d is not None:
-        kw = dict(kwargs)
-        kw["device"] = "cpu"
-        return d, args, kw
-    if args:
-        a0 = args[0]
-        if isinstance(a0, (str, torch.device)):
-            return a0, ("cpu",) + tuple(args[1:]), kwargs
-        if isinstance(a0, int) and not isinstance(a0, bool):
-            return torch.device("cuda", a0), args, kwargs  # not ours
-    return None, args, kwargs
-
-
-def _h_to(dev, func, args, kwargs):
-    t = args[0]
-    rest = args[1:]
-    if rest and isinstance(rest[0], torch.Tensor):  # t.to(other): follow other's device and dtype
-        other = rest[0]
-        kw = dict(kwargs)
-        kw.setdefault("dtype", other.dtype)
-        target = dev.fake_device if dev.is_device(other) else torch.device("cpu")
-        return _h_to(dev, func, (t, target) + tuple(rest[1:]), kw)
-    target, rest, kw = _to_target(rest, kwargs)
-    if target is None or not (is_fake_device(target) or is_cpu_device(target)):
-        return func(t, *rest, **kw)
-    frame = user_frame()
-    if is_fake_device(target):
-        if dev.is_device(t):
-            return func(t, *rest, **kw)  # a dtype change is recorded; no change returns t
-        kw = dict(kw)
-        kw["copy"] = True
-        out = _suspended(dev, func, (t,) + tuple(rest), kw)
-        h = dev.upload(out, frame, _name_in(frame, t) if frame else None)
-        if h is not None and dev.loader_batches:
-            h.value.loader = dev.loader_of(t)
-        return out
-    if not dev.is_device(t):
-        return func(t, *rest, **kw)
-    if _called_from_torch():
-        # torch's own helpers (clip_grad_norm_, foreach grouping) move tensors to the device
-        # that C++ reports, which is the CPU here: on a real device that is a no-op, not a read
-        return t
-    dev.read([t], "to(cpu)", frame)
-    kw = dict(kw)
-    kw["copy"] = True
-    return _suspended(dev, func, (t,) + tuple(rest), kw)
-
-
-_TORCH_DIR = _norm(os.path.dirname(torch.__file__)) + os.sep
-_SKIP_FILES = ("overrides.py", "_python_dispatch.py")
-
-
-def _called_from_torch() -> bool:
-    """Is the code calling the intercepted torch function part of torch itself?"""
-    f = sys._getframe(2)
-    while f is not None:
-        code = f.f_code
-        u = _USER_CODE.get(code)
-        if u is None:
-            u = _user_file(code)
-        if u:
-            return False
-        name = code.co_filename
-        if not name.endswith(_SKIP_FILES) and "hpulint" not in name:
-            return _norm(name).startswith(_TORCH_DIR)
-        f = f.f_back
-    return False
-
-
-def _h_cpu(dev, func, args, kwargs):
-    t = args[0]
-    if dev.is_device(t):
-        dev.read([t], "cpu()", user_frame())
-        return _suspended(dev, torch.Tensor.clone, (t,), {})
-    return func(*args, **kwargs)
-
-
-def _reader(what):
-    def h(dev, func, args, kwargs):
-        t = args[0]
-        if isinstance(t, torch.Tensor) and dev.is_device(t):
-            dev.read([t], what, user_frame())
-            return _suspended(dev, func, args, kwargs)
-        return func(*args, **kwargs)
-
-    return h
-
-
-def _h_equal(dev, func, args, kwargs):
-    a, b = args[0], args[1]
-    if dev.is_device(a) or dev.is_device(b):
-        dev.read([a, b], "torch.equal", user_frame())
-        return _suspended(dev, func, args, kwargs)
-    return func(*args, **kwargs)
-
-
-def _h_backward(dev, func, args, kwargs):
-    frame = user_frame()
-    prev = dev.backward_begin(frame)
-    # the backward ops belong to this line (the engine runs them under this call)
-    dev.entry = frame
-    try:
-        return func(*args, **kwargs)
-    finally:
-        dev.bw = prev
-
-
-def _h_set_data(dev, func, args, kwargs):
-    out = func(*args, **kwargs)
-    t, value = args[0], args[1]
-    e = dev.handles.get(id(value))
-    if e is not None:
-        dev.bind(t, e[0])
-    else:
-        dev.unbind(t)
-    return out
-
-
-def _h_device(dev, func, args, kwargs):
-    if dev.is_device(args[0]):
-        return dev.fake_device
-    return func(*args, **kwargs)
-
-
-_FUNCS = {}
-
-
-def _register():
-    Tn = torch.Tensor
-    _FUNCS[Tn.to] = _h_to
-    _FUNCS[Tn.cpu] = _h_cpu
-    for name, what in (("item", "item"), ("tolist", "tolist"), ("numpy", "numpy"),
-                       ("__repr__", "print"), ("__format__", "format"), ("__bool__", "bool"),
-                       ("__int__", "int"), ("__float__", "float"), ("__index__", "index"),
-                       ("__array__", "numpy")):
-        fn = getattr(Tn, name, None)
-        if fn is not None:
-            _FUNCS[fn] = _reader(what)
-    _FUNCS[torch.equal] = _h_equal
-    _FUNCS[Tn.equal] = _h_equal
-    _FUNCS[Tn.backward] = _h_backward
-    _FUNCS[torch.autograd.backward] = _h_backward
-    _FUNCS[torch.autograd.grad] = _h_backward
-    _FUNCS[Tn.data.__set__] = _h_set_data
-    _FUNCS[Tn.device.__get__] = _h_device
-    for f in (torch.tensor, torch.as_tensor, torch.asarray):
-        _UPLOAD_FACTORIES.add(f)
-
-
-_register()
