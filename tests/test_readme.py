@@ -83,3 +83,14 @@ def test_the_verify_sample_is_what_the_command_prints():
     seconds = re.compile(r"\(\d+\.\d\d s\)")
     shown = _sample("hpulint verify fixtures/HPU001/bad_vdiffusion.py")
     assert seconds.sub("(T s)", proc.stdout) == seconds.sub("(T s)", shown)
+
+
+def test_every_subpackage_ships_in_the_wheel():
+    """A wheel install (pre-commit's, pip's) gets every package: the list in pyproject.toml is
+    hand-written, so a new subpackage must be added there."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {p.parent.relative_to(ROOT).as_posix().replace("/", ".")
+             for p in (ROOT / "hpulint").rglob("__init__.py")}
+    assert found <= listed, f"not in pyproject.toml: {sorted(found - listed)}"
