@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", dest="format", choices=("text", "json"), default="text",
                         help="report format")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
-                        help="stop the script after this many seconds of wall time (default 300)")
+                        help="stop the script after this many seconds of wall time, counted from its "
+                             "first line (default 300)")
     parser.add_argument("--max-steps", dest="max_steps", type=int, default=None, metavar="N",
                         help="stop the script cleanly after N step markers")
     _intermixed(parser)

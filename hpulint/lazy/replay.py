@@ -69,8 +69,11 @@ def _backend(engine, profile, max_steps, compile_backend=None):
 
 
 def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
-           compile_backend=None) -> dict:
-    """Run ``script`` in this process under the simulated device; return the result dict."""
+           compile_backend=None, on_start=None) -> dict:
+    """Run ``script`` in this process under the simulated device; return the result dict.
+
+    ``on_start`` is called just before the script's first line runs (the child arms its
+    ``--timeout`` clock there, so importing torch does not count against the script)."""
     from .sim import StopReplay
     from .shims import Shims
 
@@ -93,6 +96,8 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
         with shims:
             with backend:
                 try:
+                    if on_start is not None:
+                        on_start()
                     if script.endswith(".ipynb"):  # its code cells, in order (hpulint/notebook)
                         from hpulint.notebook import run_notebook
 
@@ -169,8 +174,17 @@ def _child(argv) -> int:
 
     if hasattr(signal, "SIGUSR1"):
         signal.signal(signal.SIGUSR1, on_signal)
+    arm = None
+    if timeout and hasattr(signal, "setitimer"):  # the clock starts with the script
+        signal.signal(signal.SIGALRM, on_signal)
+
+        def arm():
+            signal.setitimer(signal.ITIMER_REAL, float(timeout))
     result = replay(config["script"], config.get("args", ()), config["profile"],
-                    config["engine"], config.get("max_steps"), config.get("compile_backend"))
+                    config["engine"], config.get("max_steps"), config.get("compile_backend"),
+                    on_start=arm)
+    if arm is not None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     with open(config["result"], "w", encoding="utf-8") as f:
         json.dump(result, f)
     return 0
@@ -180,6 +194,9 @@ def _tail(data: bytes, n=TAIL_LINES) -> str:
     text = data.decode("utf-8", errors="replace")
     lines = text.splitlines()
     return "\n".join(lines[-n:])
+
+
+STARTUP_ALLOWANCE = 120.0  # seconds for the child to import torch and start the script
 
 
 def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=None,
@@ -199,8 +216,12 @@ def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=No
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, start_new_session=True)
         timed_out = False
+        # The child times the script itself (from its first line); this is the backstop for a
+        # child that never gets there or ignores the signal.
+        backstop = None if timeout is None else (
+            timeout + STARTUP_ALLOWANCE if hasattr(signal, "setitimer") else timeout)
         try:
-            out, err = proc.communicate(timeout=timeout)
+            out, err = proc.communicate(timeout=backstop)
         except subprocess.TimeoutExpired:
             timed_out = True
             _signal(proc, getattr(signal, "SIGUSR1", signal.SIGTERM))
