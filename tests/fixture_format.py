@@ -92,8 +92,20 @@ def parse_fixture(path: Path) -> Fixture:
     return fx
 
 
+PROJECTS = FIXTURES / "projects"  # multi-file projects: linted as projects (tests/test_projects.py)
+
+
 def all_fixtures() -> list:
-    return [parse_fixture(p) for p in sorted(FIXTURES.rglob("*.py"))]
+    return [parse_fixture(p) for p in sorted(FIXTURES.rglob("*.py")) if PROJECTS not in p.parents]
+
+
+def project_fixtures() -> dict:
+    """{project folder: [Fixture of each of its files]}"""
+    out: dict = {}
+    for p in sorted(PROJECTS.rglob("*.py")):
+        project = PROJECTS / p.relative_to(PROJECTS).parts[0]
+        out.setdefault(project, []).append(parse_fixture(p))
+    return out
 
 
 def lazy_fixtures() -> list:

@@ -52,6 +52,8 @@ def answer_for(linked, key: tuple):
         return r_to_data(p.env.attr(key[1], key[2]))
     if kind == "meth":
         return r_to_data(p.env.meth(key[1], key[2]))
+    if kind == "has-meth":
+        return p.method(key[1], key[2]) is not None
     if kind == "call":  # what the k-th call of a function calls: [[kind, fid, shift]...]
         targets = linked.call_targets.get(key[1], [])
         return [list(t) for t in targets[key[2]]] if key[2] < len(targets) else []
@@ -112,6 +114,9 @@ class FileEnv(Env):
 
     def meth(self, cls: str, name: str) -> R:
         return self._q(("meth", cls, name))
+
+    def has_method(self, cls: str, name: str) -> bool:
+        return bool(self.facts.ask(("has-meth", cls, name)))
 
 
 def still_valid(linked, records: list) -> bool:

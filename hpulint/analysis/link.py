@@ -20,6 +20,8 @@
 """
 from __future__ import annotations
 
+import os
+
 import re
 from typing import Optional
 
@@ -76,7 +78,7 @@ class Linked:
     def where(self, fid: str) -> str:
         """`name()` for messages, with its file when that is not obvious."""
         mod, f = self.project.functions[fid]
-        path = self.project.modules[mod].get("path") or mod
+        path = _shown(self.project.modules[mod].get("path") or mod)
         if f["kind"] == "module":
             return f"the module body of {path}"
         name = f["name"]
@@ -409,3 +411,16 @@ class Linked:
             out["callee_markers"] |= "marks a step" in marks
             todo += [cls[1] for _, cls, *_ in self.sites[g] if cls is not None and cls[1] is not None]
         return out
+
+
+def _shown(path: str) -> str:
+    """A path as messages show it: relative to the working folder when it is inside it (the
+    same text whether the project was linked from a folder or from one of its files)."""
+    if os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path)
+        except ValueError:  # another drive
+            return path
+        if not rel.startswith(".."):
+            return rel.replace(os.sep, "/")
+    return path

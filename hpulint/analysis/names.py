@@ -107,14 +107,23 @@ TENSOR_EVIDENCE = frozenset(
         "new_ones", "new_zeros", "new_full", "new_empty", "new_tensor", "long", "detach",
         "contiguous", "unsqueeze", "squeeze", "view", "view_as", "permute", "masked_fill",
         "masked_fill_", "softmax", "log_softmax", "type_as", "is_cuda", "grad", "clamp", "clamp_",
-        "expand", "expand_as", "bmm", "matmul", "shape", "dim", "numel", "item", "tolist",
-        "flatten", "transpose", "index_select", "gather", "scatter", "masked_select", "narrow",
-        "chunk", "split", "norm", "pow", "sqrt", "exp", "sigmoid", "tanh", "relu", "addcmul",
-        "addcmul_", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "cumsum", "argmax",
-        "roll", "repeat_interleave", "nonzero", "element_size",
+        "expand", "expand_as", "bmm", "matmul", "shape", "dim", "numel", "item",
+        "index_select", "gather", "scatter", "masked_select", "narrow",
+        "chunk", "norm", "pow", "sqrt", "exp", "sigmoid", "tanh", "relu", "addcmul",
+        "addcmul_", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_",
+        "roll", "repeat_interleave", "element_size",
     }
 )
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
+# attributes of a tensor that are Python values (flags, metadata)
+TENSOR_HOST_ATTRIBUTES = frozenset({"device", "dtype", "layout", "requires_grad", "ndim", "names",
+                                    "itemsize", "nbytes", "output_nr", "grad_fn", "_version",
+                                    "retains_grad"})
+
+
+def is_flag_name(name: str) -> bool:
+    """`is_quantized`, `_is_owner`, `has_bias`: a name that reads as a Python bool."""
+    return name.lstrip("_").startswith(("is_", "has_"))
 # methods of an nn.Module that are not a forward pass: what they return
 MODULE_METHODS = {
     "to": "model", "cuda": "model", "cpu": "model", "train": "model", "eval": "model",
@@ -134,6 +143,14 @@ MODULE_METHODS = {
     "optimizers": "optimizer", "lr_schedulers": "other", "toggle_optimizer": "none",
     "untoggle_optimizer": "none", "clip_gradients": "none", "no_sync": "other",
     "set_adapter": "none", "enable_adapters": "none", "disable_adapters": "none",
+    # ModuleList / ModuleDict / Sequential / ParameterList containers
+    "append": "none", "extend": "none", "insert": "none", "pop": "model", "keys": "seq",
+    "values": "seq", "items": "seq", "update": "none", "clear": "none", "index": "scalar",
+    "register_state_dict_pre_hook": "other", "register_load_state_dict_post_hook": "other",
+    "named_modules_to_save": "seq", "requires_grad": "none", "type": "model", "to_empty": "model",
+    "reset_parameters": "none", "init_weights": "none", "_init_weights": "none",
+    "post_init": "none", "set_attn_processor": "none", "enable_xformers_memory_efficient_attention": "none",
+    "set_default_attn_processor": "none", "fuse_qkv_projections": "none",
 }
 MODULE_CHAIN = frozenset(k for k, v in MODULE_METHODS.items() if v == "model")
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})

@@ -182,7 +182,8 @@ class Project:
             # an unknown framework base (not a plain object) and a forward(): a model
             defines_forward = any("forward" in self.classes[c][1]["methods"] for c in self.mro(cid))
             framework = [b for b in bases if b not in ("object", "typing.Generic", "abc.ABC", "ABC", "Generic")
-                         and not b.startswith(("typing.", "abc.", "enum."))]
+                         and not b.startswith(("typing.", "abc.", "enum.", "torch."))
+                         and b.rsplit(".", 1)[-1] != "Function"]  # autograd.Function: ctx, not a module
             model = defines_forward and bool(framework)
         self._models[cid] = model
         return model
@@ -395,6 +396,9 @@ class GlobalEnv(Env):
             return got if got.kind != UNKNOWN else by_name(name)
         fid = self.p.method(cls, name)
         return R(SYM, fid) if fid else by_name(name)
+
+    def has_method(self, cls: str, name: str) -> bool:
+        return self.p.method(cls, name) is not None
 
     def meth(self, cls: str, name: str) -> R:
         fid = self.p.method(cls, name)

@@ -102,6 +102,7 @@ class Loop:
         self.iter_value = None  # Val of what it iterates
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
+        self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
         self.block = None  # the Block of its body (definite assignments in the current pass)
         self.iterated_params: list = []  # parameters of the function the loop iterates

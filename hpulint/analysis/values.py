@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from hpulint.analysis.names import MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES, is_model_name
+from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
+                                    TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name)
 
 # Kinds
 TENSOR = "tensor"  # a tensor (on the device unless known otherwise)
@@ -359,6 +360,9 @@ class Env:
     def attr(self, cls: str, name: str) -> R:
         return R_UNKNOWN
 
+    def has_method(self, cls: str, name: str) -> bool:
+        return False
+
     def meth(self, cls: str, name: str) -> R:
         return R_UNKNOWN
 
@@ -429,7 +433,7 @@ class Resolver:
         if k in DEVICE_TENSORS or k == HOST:
             if name == "shape":
                 return r(SIZE)
-            if name in ("device", "dtype", "layout", "is_cuda", "requires_grad", "ndim"):
+            if name in TENSOR_HOST_ATTRIBUTES or is_flag_name(name):
                 return r(OTHER)
             if name in TENSOR_ATTRIBUTES:
                 return r(HOST if k == HOST else TENSOR)
@@ -476,7 +480,7 @@ class Resolver:
                 return r(MASK)
             out = NON_TENSOR_METHODS.get(name)
             if out is None:
-                return r(TENSOR)
+                return r(SCALAR) if is_flag_name(name) or name in ("dense_dim", "sparse_dim", "_nnz") else r(TENSOR)
             if out == "maybe-tuple":
                 return r(SEQ_TENSOR if hint == "args" else TENSOR)
             return r(out)
@@ -494,8 +498,10 @@ class Resolver:
                 return base if out == MODEL else r(out)
             if base.ref:
                 got = self.env.meth(base.ref, name)
-                if got.kind != UNKNOWN:
-                    return got
+                if got.kind != UNKNOWN or self.env.has_method(base.ref, name):
+                    return got  # the project's own method: what it returns, even unknown
+            if is_flag_name(name) or name.lstrip("_").startswith("get_"):
+                return R_UNKNOWN  # model.is_training(), model._get_name()
             return r(TENSOR)  # model.decode(z), model.generate(...): outputs
         if k == INST and base.ref:
             return self.env.meth(base.ref, name)

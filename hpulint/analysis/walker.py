@@ -28,6 +28,12 @@ from hpulint.analysis.values import (
 )
 
 MISSING = object()
+# parameter annotations that say what a value is ("": not a tensor, nothing more known)
+_ANNOTATED = {"int": "scalar", "float": "scalar", "bool": "scalar", "str": "other", "bytes": "other",
+              "list": "seq", "List": "seq", "tuple": "seq", "Tuple": "seq", "Sequence": "seq", "dict": "other",
+              "Dict": "other", "Mapping": "other", "Any": "", "Optional": ""}
+# attributes only a tensor has (methods count only when called: TENSOR_EVIDENCE)
+TENSOR_ATTRIBUTE_EVIDENCE = frozenset({"shape", "grad", "is_cuda", "mT"})
 _LIBRARY_PREFIXES = ("torch.", "numpy.", "math.", "os.", "sys.", "logging.", "re.", "json.", "time.",
                      "random.", "collections.", "itertools.", "functools.", "typing.", "dataclasses.",
                      "pathlib.", "argparse.", "copy.", "warnings.", "tqdm.", "shutil.", "subprocess.",
@@ -65,6 +71,7 @@ class Walker:
         self.compiled: list = []  # (Val compiled, how): torch.compile(x), x.compile()
         self._ids: dict = {}  # id(def node) -> fid/cid
         self._stores: set = set()  # ids of Name nodes that are assignment targets
+        self._called_attrs: set = set()  # ids of Attribute nodes that are a call's callee
         self._qualnames: dict = {}  # id(node) -> qualified name (cleared when an import adds a name)
         self._function: Optional[Scope] = None
         self.call_sites: dict = {}  # id(Call) -> its CallSite
@@ -388,7 +395,11 @@ class Walker:
         scope.decorators = [self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                             or "" for d in node.decorators]
         if cls is not None:
-            cls.methods.setdefault(name, fid)
+            # the last definition is the method Python keeps; `@overload` stubs and property
+            # setters do not replace it
+            if name not in cls.methods or not any(
+                    d.endswith(("overload", ".setter", ".deleter")) for d in scope.decorators):
+                cls.methods[name] = fid
         params = node.params
         plist = [*params.posonly_params, *params.params]
         static = any(d.endswith("staticmethod") for d in scope.decorators)
@@ -401,10 +412,13 @@ class Walker:
                 scope.bindings[pname] = Sym(cls.cid) if classmethod else Self(cls.cid)
                 continue
             scope.bindings[pname] = Param(fid, pname)
-            if p.annotation is not None and self._is_tensor_annotation(p.annotation.annotation):
+            ann = p.annotation.annotation if p.annotation is not None else None
+            if ann is not None and self._is_tensor_annotation(ann):
                 scope.evidence[pname] = "tensor"
-            else:
-                scope.pcounters[pname] = pname
+                continue
+            scope.pcounters[pname] = pname
+            if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
+                scope.evidence[pname] = _ANNOTATED.get(last_name(ann) or "", "")
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
@@ -614,9 +628,12 @@ class Walker:
         self.statements.pop()
         loop = self.loops.pop()
         self._pop_block()
-        tensors = {n for n in loop.assigned & loop.read_before_assign
-                   if _maybe_tensor(self.function.bindings.get(n))}
-        loop.facts.carried = bool(tensors)
+        # names the loop updates from their value in the last pass (x = f(x)); whether one is a
+        # device tensor is decided when the project is linked
+        bindings = self.function.bindings
+        loop.carried_vals = [bindings[n] for n in sorted(loop.assigned & loop.read_before_assign)
+                             if _maybe_tensor(bindings.get(n))]
+        loop.facts.carried = bool(loop.carried_vals)
 
     # --- assignments ------------------------------------------------------------------------
 
@@ -756,17 +773,22 @@ class Walker:
         from hpulint.analysis.loops import record_call
 
         self.call_order[id(node)] = len(self.call_order)
+        if type(node.func) is cst.Attribute:
+            self._called_attrs.add(id(node.func))
         record_call(self, node)
 
     def _enter_attribute(self, node: cst.Attribute) -> None:
         # `x.new_ones(...)`, `x.shape`, `x.float()`: evidence that parameter x is a tensor
+        # (a method only when called: `args.dim` is a field, `x.dim()` a tensor's method)
         base = node.value
-        if type(base) is cst.Name and node.attr.value in TENSOR_EVIDENCE:
+        name = node.attr.value
+        if type(base) is cst.Name and (name in TENSOR_ATTRIBUTE_EVIDENCE or (
+                name in TENSOR_EVIDENCE and id(node) in self._called_attrs)):
             v = self.lookup(base.value)
             if type(v) is Param:
                 fn = self.function
-                if v.fid == fn.fid:
-                    fn.evidence.setdefault(v.name, "tensor")
+                if v.fid == fn.fid and v.name not in fn.evidence:
+                    fn.evidence[v.name] = "tensor"
                     fn.pcounters.pop(base.value, None)
 
     def _enter_subscript(self, node: cst.Subscript) -> None:

@@ -27,9 +27,25 @@ class HostSyncEveryStep(Rule):
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "f\"", "f'", ".to(", "device=", "array(")
 
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self._failing += 1  # an error path runs once, not every step
+
+    def leave_Raise(self, node: cst.Raise) -> None:
+        self._failing -= 1
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if node.msg is not None:
+            self._failing += 1
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        if node.msg is not None:
+            self._failing -= 1
+
+    _failing = 0
+
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
-        if an.function.kind == "module" and an.loop is None:
+        if (an.function.kind == "module" and an.loop is None) or self._failing:
             return
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -69,7 +85,7 @@ class HostSyncEveryStep(Rule):
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         an = self.an
-        if an.function.kind == "module" and an.loop is None:
+        if (an.function.kind == "module" and an.loop is None) or self._failing:
             return
         self._report(node, "formatting a tensor into a string", an.value(node.expression))
 
@@ -100,8 +116,9 @@ class HostSyncEveryStep(Rule):
             if an.log_guarded(here) or an.device_excluded(here):
                 return None
             why = an.hot_reason(here)
-            if why is None:
-                carried = next((lp for lp in loops if lp.facts.carried), None)
+            if why is None and an.target_of(here.function) is not None:
+                # an iterative loop on a lazy device (x = f(x) each pass) without a model call
+                carried = next((lp for lp in loops if any(an.is_device_tensor(v) for v in lp.carried_vals)), None)
                 if carried is not None:
                     why = "in a loop that updates a tensor it carries to the next pass"
             return why

@@ -1,0 +1,73 @@
+"""Multi-file fixture projects (fixtures/projects/): facts that cross files.
+
+A model whose nn.Module base is in another file, a helper called from a step loop in another
+file, a counter passed into another file's index, and look-alikes that must stay clean. Each
+file's `# expect:` header says what linting the project must report in it; the command line,
+the flake8 plugin and linting one file of the project (as pre-commit does with changed files)
+must all report exactly that, with the same messages.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixture_format import ROOT, project_fixtures
+from hpulint import Config, lint_source
+from hpulint.cli import main
+
+PROJECTS = project_fixtures()
+
+
+def expected(fixtures) -> list:
+    return sorted((fx.path.relative_to(ROOT).as_posix(), line, code)
+                  for fx in fixtures for code, line in fx.expect)
+
+
+def cli_findings(capsys, *paths) -> list:
+    code = main(["--no-cache", "--format", "json", *paths])
+    assert code in (0, 1)
+    data = json.loads(capsys.readouterr().out)
+    return sorted((f["path"], f["line"], f["code"], f["message"]) for f in data)
+
+
+@pytest.fixture(autouse=True)
+def at_root(monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.parametrize("project", sorted(PROJECTS), ids=lambda p: p.name)
+def test_project_findings_are_the_expected_ones(project, capsys):
+    whole = cli_findings(capsys, project.relative_to(ROOT).as_posix())
+    assert [f[:3] for f in whole] == expected(PROJECTS[project])
+
+
+@pytest.mark.parametrize("project", sorted(PROJECTS), ids=lambda p: p.name)
+def test_one_file_of_a_project_gets_the_same_findings(project, capsys):
+    whole = cli_findings(capsys, project.relative_to(ROOT).as_posix())
+    for fx in PROJECTS[project]:
+        rel = fx.path.relative_to(ROOT).as_posix()
+        alone = cli_findings(capsys, rel)
+        assert alone == [f for f in whole if f[0] == rel], rel
+
+
+def test_the_flake8_plugin_reports_the_same(capsys):
+    pytest.importorskip("flake8")
+    folder = "fixtures/projects"
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "HPU", "--format",
+                           "%(path)s\t%(row)d\t%(code)s\t%(text)s", folder],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 1), proc.stderr
+    got = sorted((Path(p).as_posix().removeprefix("./"), int(row), code, text)
+                 for p, row, code, text in (line.split("\t", 3) for line in proc.stdout.splitlines()))
+    assert got == cli_findings(capsys, folder)
+
+
+def test_linted_alone_a_file_loses_what_other_files_say():
+    """Without its project, nothing says that log_loss() runs in a step loop (train.py calls it):
+    the project index is what finds the hazard in utils/metrics.py."""
+    metrics = ROOT / "fixtures/projects/trainer/utils/metrics.py"
+    assert lint_source(metrics.read_text(), path="metrics.py", config=Config()) == []
