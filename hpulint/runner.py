@@ -41,32 +41,53 @@ class _Cached:
         self.records = records
 
 
+# Source bytes whose analysed trees a worker keeps between the phases (a tree takes tens of
+# times its source in memory): past this, a file is analysed again when it is finished, so a
+# repository of thousands of files lints in bounded memory.
+KEEP_BYTES = 4_000_000
+
+
 class _Worker:
-    """Analyses files and finishes them later: the files' trees stay here in between."""
+    """Analyses files and finishes them later: the files' trees stay here in between, up to
+    :data:`KEEP_BYTES` of source; the others are analysed again when they are finished."""
 
     def __init__(self, config: Config, keep_tree: bool = False) -> None:
         self.config = config
         self.keep_tree = keep_tree
         self.states: dict = {}
+        self.dropped: dict = {}  # path -> the item to analyse it again
+        self.kept = 0
 
     def analyse(self, items: list) -> list:
         from hpulint.engine import analyse_file
 
         out = []
-        for path, module, is_package, script, lint in items:
+        for item in items:
+            path, module, is_package, script, lint = item
             state = analyse_file(Path(path), self.config, module, lint=lint, is_package=is_package,
                                  script=script, index=True)
             if lint:
-                self.states[path] = state
+                size = _size(path)
+                if self.keep_tree or self.kept + size <= KEEP_BYTES:
+                    self.states[path] = state
+                    self.kept += size
+                else:
+                    self.dropped[path] = item
             out.append((path, state.summary, [] if lint else state.errors))
         return out
 
     def finish(self, linked, paths: list) -> list:
-        from hpulint.engine import finish_file
+        from hpulint.engine import analyse_file, finish_file
 
         out = []
         for path in paths:
-            state = self.states.pop(path)
+            state = self.states.pop(path, None)
+            if state is None:
+                _, module, is_package, script, _ = self.dropped.pop(path)
+                state = analyse_file(Path(path), self.config, module, lint=True, is_package=is_package,
+                                     script=script, index=True)
+            else:
+                self.kept -= _size(path)
             result = finish_file(state, linked, keep_tree=self.keep_tree)
             out.append(result if self.keep_tree else _light(result))
         return out
