@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from pathlib import Path
 
 from hpulint.cli import main
 from snippets import HAZARD
@@ -122,3 +123,36 @@ def test_sarif_fixes_carry_the_edits(tmp_path, capsys, monkeypatch):
         text = text[:start] + rep["insertedContent"]["text"] + text[start + length:]
     run(["--fix", "--no-cache", "g.py"], tmp_path, capsys, monkeypatch)
     assert text == (tmp_path / "g.py").read_text()
+
+
+def test_editing_one_file_of_a_project_parses_only_what_changed(tmp_path, capsys, monkeypatch):
+    """A warm run after an edit re-summarises the edited file only, and re-lints only the files
+    whose questions to the project now get other answers."""
+    import shutil
+
+    import hpulint.engine as engine
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "projects" / "trainer"
+    proj = tmp_path / "trainer"
+    shutil.copytree(src, proj)
+    code, first = run(["-j", "1", "--format", "json", "."], proj, capsys, monkeypatch)
+    assert code == 1
+    parsed = []
+    real = engine.cst.parse_module
+    monkeypatch.setattr(engine.cst, "parse_module", lambda text, *a, **k: (parsed.append(text), real(text, *a, **k))[1])
+    # an edit that changes nothing the other files ask about
+    net = proj / "models" / "net.py"
+    net.write_text(net.read_text() + "\n\ndef unused():\n    return 1\n")
+    code, second = run(["-j", "1", "--format", "json", "."], proj, capsys, monkeypatch)
+    assert code == 1 and json.loads(second.out) == json.loads(first.out)
+    assert len(parsed) == 1 and "def unused" in (parsed[0].decode() if isinstance(parsed[0], bytes) else parsed[0])
+    # an edit that changes an answer: log_loss() is no longer called from the step loop
+    parsed.clear()
+    train = proj / "train.py"
+    train.write_text(train.read_text().replace("        log_loss(loss, history)\n", ""))
+    code, third = run(["-j", "1", "--format", "json", "."], proj, capsys, monkeypatch)
+    found = {(f["path"].replace("\\", "/"), f["code"]) for f in json.loads(third.out)}
+    assert ("utils/metrics.py", "HPU005") not in found and ("models/net.py", "HPU002") in found
+    texts = [p.decode() if isinstance(p, bytes) else p for p in parsed]
+    assert any("def log_loss" in t for t in texts)  # re-linted: its answers changed
+    assert not any("class Net" in t for t in texts)  # unchanged answers: its cached result
