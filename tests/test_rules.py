@@ -1037,3 +1037,31 @@ def test_review_round_two():
                 break
     """
     assert found(guarded) == ["HPU008@10"]
+
+
+def test_hpu007_drop_last_from_an_option_that_is_off_unless_given():
+    src = XLA + """
+        import argparse
+        import torch_xla.distributed.parallel_loader as pl
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--drop_last", action="store_true")
+        parser.add_argument("--drop-tail", action="store_true", default=True)
+        FLAGS = parser.parse_args()
+
+        def train(dataset, model, opt):
+            a = torch.utils.data.DataLoader(dataset, batch_size=8, drop_last=FLAGS.drop_last)
+            b = torch.utils.data.DataLoader(dataset, batch_size=8, drop_last=FLAGS.drop_tail)
+            for loader in (a, b):
+                for x in pl.MpDeviceLoader(loader, xm.xla_device()):
+                    model(x).sum().backward()
+                    xm.optimizer_step(opt)
+        """
+    src = src.replace("for loader in (a, b):\n                for x in pl.MpDeviceLoader(loader, xm.xla_device()):",
+                      "for _ in range(2):\n                for x in pl.MpDeviceLoader(a, xm.xla_device()):")
+    src = src.replace("                    xm.optimizer_step(opt)\n",
+                      "                    xm.optimizer_step(opt)\n                for x in pl.MpDeviceLoader(b, xm.xla_device()):\n"
+                      "                    model(x).sum().backward()\n                    xm.optimizer_step(opt)\n")
+    findings = lint_source(textwrap.dedent(src), path="case.py", config=Config())
+    assert [(f.code, f.line) for f in findings] == [("HPU007", 12)]
+    assert findings[0].message.endswith("here `drop_last=FLAGS.drop_last` is off unless the script is run with `--drop_last`")
+    assert findings[0].fix is None

@@ -188,6 +188,10 @@ class Analysis(Walker):
 
     # --- loops and functions -------------------------------------------------------------------
 
+    def is_off_flag(self, name: str) -> bool:
+        """An argparse option of the project that is False unless given (`action="store_true"`)."""
+        return bool(self.facts.ask(("off-flag", name)))
+
     def loop_training(self, loop: Loop) -> dict:
         """backward(), optimizer steps and markers of a loop with its nested loops and callees."""
         return self.facts.ask(("train", loop.scope.fid, loop.index))

@@ -52,6 +52,8 @@ def answer_for(linked, key: tuple):
         return r_to_data(p.env.attr(key[1], key[2]))
     if kind == "meth":
         return r_to_data(p.env.meth(key[1], key[2]))
+    if kind == "off-flag":
+        return key[1] in p.off_flags
     if kind == "has-meth":
         return p.method(key[1], key[2]) is not None
     if kind == "call":  # what the k-th call of a function calls: [[kind, fid, shift]...]

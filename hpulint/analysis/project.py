@@ -35,6 +35,8 @@ class Project:
                 self.functions[fid] = (mod, f)
             for cid, c in s["classes"].items():
                 self.classes[cid] = (mod, c)
+        # argparse options that are False unless given, anywhere in the project
+        self.off_flags = {f for s in summaries for f in s.get("off_flags", ())}
         self._vals: dict = {}
         self._dotted: dict = {}
         self._symbols: dict = {}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 7
+VERSION = 8
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -86,5 +86,6 @@ def summarize(an) -> dict:
         "functions": functions,
         "stars": an.star_imports,
         "evidence": an.evidence,
+        "off_flags": sorted(an.off_flags),
         "compiled": [[to_json(v), how] for v, how in an.compiled],
     }

@@ -52,6 +52,7 @@ class Walker:
         self.extra_markers = frozenset(extra_markers)
         self.aliases: dict = {}  # local name -> dotted name it imports
         self.evidence: dict = {}  # target ("hpu", "xla", "compile") -> what in this file says so
+        self.off_flags: set = set()  # argparse options that are False unless given (store_true)
         self.module_scope: Optional[Scope] = None
         self.scopes: list = []
         self.all_functions: list = []  # function scopes (and the module's), in source order
@@ -775,6 +776,10 @@ class Walker:
         self.call_order[id(node)] = len(self.call_order)
         if type(node.func) is cst.Attribute:
             self._called_attrs.add(id(node.func))
+            if node.func.attr.value == "add_argument":
+                flag = _off_flag(node)
+                if flag:
+                    self.off_flags.add(flag)
         record_call(self, node)
 
     def _enter_attribute(self, node: cst.Attribute) -> None:
@@ -912,3 +917,19 @@ LEAVE = {
     cst.For: Walker._leave_loop,
     cst.While: Walker._leave_loop,
 }
+
+
+def _off_flag(call: cst.Call) -> Optional[str]:
+    """`parser.add_argument("--drop_last", action="store_true")`: the option's dest, False unless
+    the option is given; None for any other option."""
+    kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if string_value(kw.get("action")) != "store_true" or "default" in kw:
+        return None
+    dest = string_value(kw.get("dest")) if "dest" in kw else None
+    if dest is None:
+        longs = [string_value(a.value) for a in call.args if a.keyword is None]
+        longs = [s for s in longs if s and s.startswith("--")]
+        if not longs:
+            return None
+        dest = longs[0][2:].replace("-", "_")
+    return dest

@@ -21,6 +21,9 @@ MESSAGE = (
     "records a graph with other shapes: one more compilation (and one more graph to keep). Pass "
     "`drop_last=True` (or pad the last batch)"
 )
+OFF_FLAG = (
+    "; here `drop_last={value}` is off unless the script is run with `--{flag}`"
+)
 
 
 class ShortLastBatch(Rule):
@@ -32,7 +35,7 @@ class ShortLastBatch(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.loaders: list = []  # (Call node, bound name or None)
+        self.loaders: list = []  # (Call node, bound name or None, off-by-default flag or None)
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
         self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
 
@@ -53,7 +56,7 @@ class ShortLastBatch(Rule):
                 self.wraps.setdefault(target, set()).update(wrapped)
 
     def _loader_names(self) -> set:
-        return {name for _, name in self.loaders if name} | set(self.wraps)
+        return {name for _, name, _ in self.loaders if name} | set(self.wraps)
 
     def visit_For(self, node: cst.For) -> None:
         for call in _calls_in(node.iter):
@@ -62,7 +65,13 @@ class ShortLastBatch(Rule):
 
     def _candidate(self, call: cst.Call, name) -> None:
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-        if "batch_sampler" in kw or "drop_last" in kw:
+        flag = None
+        drop = kw.get("drop_last")
+        if isinstance(drop, cst.Attribute):  # drop_last=FLAGS.drop_last: an option, maybe off
+            flag = drop.attr.value
+        elif drop is not None:
+            return
+        if "batch_sampler" in kw:
             return
         if isinstance(kw.get("batch_size"), cst.Name) and kw["batch_size"].value == "None":
             return
@@ -75,7 +84,7 @@ class ShortLastBatch(Rule):
             return
         if sum(1 for a in call.args if a.keyword is None and not a.star) > 5:
             return  # drop_last passed positionally
-        self.loaders.append((call, name))
+        self.loaders.append((call, name, flag))
 
     def finish(self) -> None:
         an = self.an
@@ -97,12 +106,18 @@ class ShortLastBatch(Rule):
                     if inner not in names:
                         names.add(inner)
                         todo += [inner] if inner in self.wraps else []
-        for call, name in self.loaders:
+        for call, name, flag in self.loaders:
+            if flag is not None and not an.is_off_flag(flag):
+                continue  # an option that may be on: prefer silence
             if name is None:
                 hit = next((t for _, it, t in fed if call in set(_calls_in(it))), None)
             else:
                 hit = next((t for names, _, t in fed if name in names), None)
-            if hit:
+            if hit and flag is not None:
+                value = dotted(next(a.value for a in call.args if a.keyword is not None
+                                    and a.keyword.value == "drop_last")) or flag
+                self.report(call, MESSAGE.format(target=hit) + OFF_FLAG.format(value=value, flag=flag))
+            elif hit:
                 self.report(call, MESSAGE.format(target=hit), fix=_drop_last_fix(call))
 
 
