@@ -22,7 +22,8 @@ def hpu_lines(out: str) -> list:
 
 
 def test_same_findings_as_the_cli_on_every_fixture():
-    files = sorted(FIXTURES.rglob("*.py"))
+    # single-file fixtures (the projects in fixtures/projects/ are tests/test_projects.py's)
+    files = sorted(p for p in FIXTURES.rglob("*.py") if "projects" not in p.relative_to(FIXTURES).parts)
     assert files, "no fixtures"
     proc = flake8("--select", "HPU", *files)
     got = sorted((line.split(": ")[0], line.split(": ")[1].split()[0]) for line in hpu_lines(proc.stdout))

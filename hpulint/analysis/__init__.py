@@ -3,7 +3,9 @@
 - :mod:`names`: the APIs hpulint knows, helpers on libcst names;
 - :mod:`values`: the value lattice (tensor, host value, model...) and its resolution;
 - :mod:`build`: expression -> value at a point of the walk;
-- :mod:`walker`, :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's bookkeeping;
+- :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` and
+  shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
+  bookkeeping;
 - :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link`: the project
   linked across files, to a fixed point; :mod:`facts`: one file's recorded window onto it;
 - :mod:`core`: :class:`Analysis`, the interface rules ask.

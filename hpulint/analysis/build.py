@@ -16,7 +16,7 @@ from hpulint.analysis.names import (
 from hpulint.analysis.syntax import keyword, string_value
 from hpulint.analysis.values import (
     Arith, Attr, CallV, Elem, Join, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
-    V_NONE, V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
+    V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
 _NUMBER_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "bool", "complex", "divmod", "hash"})

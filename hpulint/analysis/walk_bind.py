@@ -1,0 +1,222 @@
+"""The walk's handlers for assignments, calls, attributes and names (a mixin of :class:`Walker`)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.names import TENSOR_EVIDENCE
+from hpulint.analysis.syntax import names_in
+from hpulint.analysis.state import Loop
+from hpulint.analysis.values import Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
+from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
+
+
+class Bindings:
+    # --- assignments ------------------------------------------------------------------------
+
+    # Targets are bound when the statement is left: Python evaluates the value first, so a rule
+    # looking at `x.cpu()` in `x = x.cpu()` sees the `x` from before.
+
+    def _enter_assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._note_store(t.target)
+
+    def _leave_assign(self, node: cst.Assign) -> None:
+        val = self.value(node.value)
+        for t in node.targets:
+            self._assign(t.target, val, node.value)
+
+    def _enter_ann_assign(self, node: cst.AnnAssign) -> None:
+        self._note_store(node.target)
+
+    def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, self.value(node.value), node.value)
+        elif isinstance(node.target, cst.Name) and self._is_tensor_annotation(node.annotation.annotation):
+            self._bind(node.target.value, V_TENSOR)
+
+    def _enter_aug_assign(self, node: cst.AugAssign) -> None:
+        self._note_store(node.target)
+
+    def _leave_aug_assign(self, node: cst.AugAssign) -> None:
+        from hpulint.analysis.values import Arith
+
+        if isinstance(node.target, cst.Name):
+            name = node.target.value
+            loop = self.loop
+            if loop is not None:
+                if name not in loop.assigned:
+                    loop.read_before_assign.add(name)
+                loop.assigned.add(name)
+            self._bind_keeping_counter(name, Arith((self.lookup(name), self.value(node.value))))
+        elif isinstance(node.target, cst.Attribute) and isinstance(node.target.value, cst.Name) \
+                and node.target.value.value == "self" and self.current_class is not None:
+            self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
+            if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+                self.current_class.counter_attrs.add(node.target.attr.value)
+
+    def _note_store(self, target: cst.BaseExpression) -> None:
+        """Names a statement stores to are not reads (for the loop-carried facts)."""
+        if isinstance(target, cst.Name):
+            self._stores.add(id(target))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._note_store(el.value)
+        elif isinstance(target, cst.StarredElement):
+            self._note_store(target.value)
+
+    def refine_elements(self, name: str, element: Val) -> None:
+        """`xs.append(t)`, `xs[i] = t`: the list bound to ``xs`` holds ``element`` too (not an
+        assignment of ``xs``: certainly-assigned facts stay as they are)."""
+        fn = self._function
+        old = fn.bindings.get(name)
+        if old is None or not (old is V_SEQ or isinstance(old, Tup)):
+            return
+        parts = (join((old.parts[0], element)),) if isinstance(old, Tup) and len(old.parts) == 1 else (element,)
+        block = self.blocks[-1] if self.blocks else None
+        if block is not None and block.scope is fn and name not in block.prior:
+            block.prior[name] = old
+        fn.bindings[name] = Tup(parts)
+        self.value_cache.clear()
+
+    def _bind_keeping_counter(self, name: str, val: Val) -> None:
+        fn = self.function
+        kept = fn.pcounters.get(name)
+        self._bind(name, val)
+        if kept is not None:
+            fn.pcounters[name] = kept
+
+    def _enter_named_expr(self, node: cst.NamedExpr) -> None:
+        self._note_store(node.target)
+
+    def _leave_named_expr(self, node: cst.NamedExpr) -> None:
+        self._assign(node.target, self.value(node.value), node.value)
+
+    def _assign(self, target: cst.BaseExpression, val: Val, value_node: Optional[cst.BaseExpression]) -> None:
+        from hpulint.analysis.loops import is_int_arith
+
+        if isinstance(target, (cst.Tuple, cst.List)):
+            els = target.elements
+            if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(els) \
+                    and not any(isinstance(e, cst.StarredElement) for e in (*els, *value_node.elements)):
+                for te, ve in zip(els, value_node.elements):
+                    self._assign(te.value, self.value(ve.value), ve.value)
+                return
+            for k, el in enumerate(els):
+                part = V_SEQ if isinstance(el, cst.StarredElement) else Elem(val, k)
+                self._assign(el.value, part, None)
+            return
+        if isinstance(target, cst.Name):
+            name = target.value
+            loop = self.loop
+            fn = self.function
+            derived = None
+            if value_node is not None and is_int_arith(value_node):
+                hit = self.counter_in(value_node)
+                if hit is not None:
+                    derived = hit
+            if loop is not None:
+                if name not in loop.assigned and value_node is not None and name in set(names_in(value_node)):
+                    loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
+                loop.assigned.add(name)
+            if by_name(name).kind != "unknown" and not isinstance(val, (Sym,)):
+                val = Named(val, name)  # `model = load(...)`: the name decides if nothing else does
+            self._bind(name, val)
+            for lp in loop.chain() if loop is not None else ():
+                lp.counters.discard(name)
+            if derived is not None:
+                origin = derived[1]
+                if isinstance(origin, Loop):
+                    origin.counters.add(name)
+                else:
+                    fn.pcounters[name] = origin
+            return
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.refine_elements(target.value.value, val)
+            return
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                and target.value.value == "self":
+            cls = self.current_class
+            if cls is not None:
+                cls.attrs.setdefault(target.attr.value, []).append(val)
+                v = value_node
+                if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.Add, cst.Subtract)) \
+                        and any(isinstance(x, cst.Attribute) and x.deep_equals(target) for x in (v.left, v.right)):
+                    cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1
+
+    # --- calls: the facts that make a loop a step loop --------------------------------------
+
+    def _enter_call(self, node: cst.Call) -> None:
+        from hpulint.analysis.loops import record_call
+
+        self.call_order[id(node)] = len(self.call_order)
+        if type(node.func) is cst.Attribute:
+            self._called_attrs.add(id(node.func))
+            if node.func.attr.value == "add_argument":
+                flag = _off_flag(node)
+                if flag:
+                    self.off_flags.add(flag)
+        record_call(self, node)
+
+    def _enter_attribute(self, node: cst.Attribute) -> None:
+        # `x.new_ones(...)`, `x.shape`, `x.float()`: evidence that parameter x is a tensor
+        # (a method only when called: `args.dim` is a field, `x.dim()` a tensor's method)
+        base = node.value
+        name = node.attr.value
+        if type(base) is cst.Name and (name in TENSOR_ATTRIBUTE_EVIDENCE or (
+                name in TENSOR_EVIDENCE and id(node) in self._called_attrs)):
+            v = self.lookup(base.value)
+            if type(v) is Param:
+                fn = self.function
+                if v.fid == fn.fid and v.name not in fn.evidence:
+                    fn.evidence[v.name] = "tensor"
+                    fn.pcounters.pop(base.value, None)
+
+    def _enter_subscript(self, node: cst.Subscript) -> None:
+        # `alphas[index]` with a parameter (or int arithmetic on one): the link step decides
+        # whether a step loop's counter arrives there
+        fn = self._function
+        if not fn.pcounters:
+            return
+        for el in node.slice:
+            s = el.slice
+            parts = [s.value] if isinstance(s, cst.Index) else [p for p in (s.lower, s.upper, s.step) if p is not None]
+            for part in parts:
+                for n in names_in(part):
+                    origin = fn.pcounters.get(n)
+                    if isinstance(origin, str):
+                        fn.index_uses.append((origin, self.value(node.value)))
+                        return
+
+    # comprehensions: `[l.item() for l in losses]`, `{k: v.cpu() for k, v in d.items()}`; their
+    # targets are bound before the element is walked (libcst visits it first) and unbound after
+
+    def _enter_comprehension(self, node) -> None:
+        from hpulint.analysis.loops import clause_bindings
+
+        fn = self._function
+        saved = {}
+        clause = node.for_in
+        while clause is not None:  # a later clause's iterable may read an earlier target
+            for name, val in clause_bindings(self, clause):
+                if name not in saved:
+                    saved[name] = fn.bindings.get(name, MISSING)
+                fn.bindings[name] = val
+            self.value_cache.clear()
+            clause = clause.inner_for_in
+        self._comprehensions.append(saved)
+
+    def _leave_comprehension(self, node) -> None:
+        fn = self._function
+        for name, prior in self._comprehensions.pop().items():
+            if prior is MISSING:
+                fn.bindings.pop(name, None)
+            else:
+                fn.bindings[name] = prior
+        self.value_cache.clear()
+
+    def _enter_name(self, node: cst.Name) -> None:
+        loop = self.loop
+        if loop is not None and node.value not in loop.assigned and id(node) not in self._stores:
+            loop.read_before_assign.add(node.value)

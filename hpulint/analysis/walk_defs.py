@@ -1,0 +1,155 @@
+"""The walk's handlers for classes, functions, lambdas and returns (a mixin of :class:`Walker`)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.syntax import last_name, param_names
+from hpulint.analysis.state import Block, ClassInfo, Scope
+from hpulint.analysis.values import Param, Self, Sym, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
+from hpulint.analysis.walker_base import _ANNOTATED, _TENSOR_ANNOTATIONS
+
+
+class Definitions:
+    # --- classes and functions ---------------------------------------------------------------
+
+    def symbol_ref(self, node: cst.BaseExpression) -> Optional[str]:
+        """The project id or dotted name a Name/Attribute chain refers to, through bindings."""
+        if isinstance(node, cst.Name):
+            v = self.lookup(node.value)
+            return v.ref if isinstance(v, Sym) else None
+        if isinstance(node, cst.Attribute):
+            head = self.symbol_ref(node.value)
+            return f"{head}.{node.attr.value}" if head else None
+        if isinstance(node, cst.Subscript):  # Generic[T], nn.Module subscripted
+            return self.symbol_ref(node.value)
+        return None
+
+    def _enter_class(self, node: cst.ClassDef) -> None:
+        parent = self.scope
+        qual = f"{parent.qual}.{node.name.value}" if parent.qual else node.name.value
+        cid = self._ids.get(id(node)) or self._new_id(qual)
+        bases = [self.symbol_ref(b.value) or self.qualname(b.value) or "" for b in node.bases if not b.keyword]
+        info = ClassInfo(node, node.name.value, cid, [b for b in bases if b])
+        self.classes[id(node)] = info
+        if id(node) not in self._ids:
+            self._bind(node.name.value, Sym(cid))
+        scope = Scope("class", node, node.name.value, parent, fid=cid)
+        scope.qual = qual
+        scope.pcounters = {}
+        self._push_scope(scope)
+        self.statements.append(node)
+        self.blocks.append(Block("body", scope))
+
+    def _leave_class(self, node: cst.ClassDef) -> None:
+        self.blocks.pop()
+        self._pop_scope()
+        self.statements.pop()
+
+    def _enter_function(self, node: cst.FunctionDef) -> None:
+        parent = self.scope
+        cls = self.classes.get(id(parent.node)) if parent.kind == "class" else None
+        name = node.name.value
+        qual = f"{parent.qual}.{name}" if parent.qual else name
+        fid = self._ids.get(id(node)) or self._new_id(qual)
+        if id(node) not in self._ids and parent.kind != "class":
+            self._bind(name, Sym(fid))
+        scope = Scope("function", node, name, parent, fid=fid, cls=cls)
+        scope.qual = qual
+        scope.decorators = [self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+                            or "" for d in node.decorators]
+        if cls is not None:
+            # the last definition is the method Python keeps; `@overload` stubs and property
+            # setters do not replace it
+            if name not in cls.methods or not any(
+                    d.endswith(("overload", ".setter", ".deleter")) for d in scope.decorators):
+                cls.methods[name] = fid
+        params = node.params
+        plist = [*params.posonly_params, *params.params]
+        static = any(d.endswith("staticmethod") for d in scope.decorators)
+        classmethod = any(d.endswith("classmethod") for d in scope.decorators)
+        scope.params = param_names(node)
+        scope.pcounters = {}
+        for i, p in enumerate([*plist, *params.kwonly_params]):
+            pname = p.name.value
+            if i == 0 and cls is not None and not static and p in plist:
+                scope.bindings[pname] = Sym(cls.cid) if classmethod else Self(cls.cid)
+                continue
+            scope.bindings[pname] = Param(fid, pname)
+            ann = p.annotation.annotation if p.annotation is not None else None
+            if ann is not None and self._is_tensor_annotation(ann):
+                scope.evidence[pname] = "tensor"
+                continue
+            scope.pcounters[pname] = pname
+            if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
+                scope.evidence[pname] = _ANNOTATED.get(last_name(ann) or "", "")
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
+        if node.returns is not None:
+            scope.ret_annotation = self._annotation_value(node.returns.annotation)
+        self._push_scope(scope)
+        self.all_functions.append(scope)
+        self.statements.append(node)
+        self.blocks.append(Block("body", scope))
+        for d in scope.decorators:
+            if d == "torch.compile" or d.endswith("torch_xla.compile"):
+                self.evidence.setdefault("compile", f"@{d.rsplit('.', 1)[-1] if d != 'torch.compile' else d} "
+                                                    f"on {name}()")
+
+    def _leave_function(self, node: cst.FunctionDef) -> None:
+        self.blocks.pop()
+        self._pop_scope()
+        self.statements.pop()
+
+    def _is_tensor_annotation(self, ann: cst.BaseExpression) -> bool:
+        if isinstance(ann, cst.Subscript):  # Optional[Tensor], Union[Tensor, None]; not list[Tensor]
+            if (self.qualname(ann.value) or "").rsplit(".", 1)[-1] not in ("Optional", "Union"):
+                return False
+            return any(isinstance(el.slice, cst.Index) and self._is_tensor_annotation(el.slice.value)
+                       for el in ann.slice)
+        if isinstance(ann, cst.BinaryOperation):  # Tensor | None
+            return self._is_tensor_annotation(ann.left) or self._is_tensor_annotation(ann.right)
+        if isinstance(ann, cst.SimpleString):
+            return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
+        return self.qualname(ann) in _TENSOR_ANNOTATIONS
+
+    def _annotation_value(self, ann: cst.BaseExpression):
+        """A return annotation that says tensor (`-> Tensor`) or tensors (`-> dict[str, Tensor]`,
+        `-> Tuple[Tensor, Tensor]`, `-> list[torch.Tensor]`); None otherwise."""
+        if self._is_tensor_annotation(ann):
+            return V_TENSOR
+        if isinstance(ann, cst.Subscript):
+            head = (self.qualname(ann.value) or "").rsplit(".", 1)[-1].lower()
+            if head in ("dict", "list", "tuple", "sequence", "mapping", "iterable"):
+                parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+                if parts and self._is_tensor_annotation(parts[-1] if head in ("dict", "mapping") else parts[0]):
+                    return V_SEQ_TENSOR
+        return None
+
+    def _enter_lambda(self, node: cst.Lambda) -> None:
+        parent = self.function
+        qual = f"{parent.qual}.<lambda>" if parent.qual else "<lambda>"
+        fid = self._new_id(qual)
+        scope = Scope("function", node, "<lambda>", self.scope, fid=fid)
+        scope.qual = qual
+        scope.params = param_names(node)
+        scope.pcounters = {}
+        for p in scope.params:
+            scope.bindings[p.lstrip("*")] = Param(fid, p)
+        self._push_scope(scope)
+        self.all_functions.append(scope)
+        self.blocks.append(Block("body", scope))
+
+    def _leave_lambda(self, node: cst.Lambda) -> None:
+        scope = self.scopes[-1]
+        scope.returns.append(self.value(node.body))
+        self.blocks.pop()
+        self._pop_scope()
+
+    def _enter_yield(self, node) -> None:
+        self.function.yields = True
+
+    def _enter_return(self, node: cst.Return) -> None:
+        self.function.returns.append(self.value(node.value) if node.value is not None else V_NONE)

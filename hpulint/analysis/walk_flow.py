@@ -1,0 +1,159 @@
+"""The walk's handlers for statements, branches and loops (a mixin of :class:`Walker`)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis import guards
+from hpulint.analysis.names import STEP_CONTEXTS
+from hpulint.analysis.syntax import names_in, target_names
+from hpulint.analysis.state import IfFrame, Loop
+from hpulint.analysis.values import V_OTHER, join
+from hpulint.analysis.walker_base import MISSING, _maybe_tensor
+
+
+class Flow:
+    # --- statements and branches ------------------------------------------------------------
+
+    def _enter_statement(self, node: cst.CSTNode) -> None:
+        self.statements.append(node)
+
+    def _leave_statement(self, node: cst.CSTNode) -> None:
+        self.statements.pop()
+
+    def _enter_with(self, node: cst.With) -> None:
+        self.statements.append(node)
+        self._branch_of[id(node.body)] = ("with", None)
+        fn = self.function
+        loop = self.loop
+        facts = loop.facts if loop is not None else fn.facts
+        for item in node.items:
+            it = item.item
+            if isinstance(it, cst.Call) and self.qualname(it.func) in STEP_CONTEXTS:
+                facts.markers.append(it)
+                self.call_statement[id(it)] = node
+            if item.asname is not None:
+                for n in target_names(item.asname.name):
+                    self._bind(n, V_OTHER)
+
+    def _enter_try(self, node: cst.Try) -> None:
+        self.statements.append(node)
+        self._branch_of[id(node.body)] = ("try", None)
+        if node.orelse is not None:
+            self._branch_of[id(node.orelse)] = ("try-else", None)
+        if node.finalbody is not None:
+            self._branch_of[id(node.finalbody)] = ("with", None)
+
+    def _enter_handler(self, node: cst.ExceptHandler) -> None:
+        self._push_block("handler")
+        if node.name is not None:
+            for n in target_names(node.name.name):
+                self._bind(n, V_OTHER)
+
+    def _leave_handler(self, node: cst.ExceptHandler) -> None:
+        self._pop_block()
+
+    def _enter_if(self, node: cst.If) -> None:
+        self._enter_branch(node)  # an elif is the else branch of the if before it
+        self.statements.append(node)
+        frame = IfFrame(node)
+        self.if_frames.append(frame)
+        loop = self.loop
+        counters = set()
+        for lp in loop.chain() if loop is not None else ():
+            counters |= lp.counters
+        interval, device = guards.classify(node.test, counters)
+        frame.guard = (interval, device)
+        self._branch_of[id(node.body)] = ("if-body", frame)
+        if node.orelse is not None:
+            self._branch_of[id(node.orelse)] = ("else", frame)
+
+    def _leave_if(self, node: cst.If) -> None:
+        frame = self.if_frames.pop()
+        self.statements.pop()
+        self._merge_if(frame)
+        self._leave_branch(node)
+
+    def _enter_branch(self, node: cst.CSTNode) -> None:
+        info = self._branch_of.get(id(node))
+        if info is None:
+            return
+        kind, frame = info
+        self._push_block(kind)
+        if frame is not None:
+            interval, device = frame.guard
+            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device))
+
+    def _leave_branch(self, node: cst.CSTNode) -> None:
+        info = self._branch_of.pop(id(node), None)
+        if info is None:
+            return
+        kind, frame = info
+        block = self._pop_block()
+        if frame is None:
+            return
+        self.if_branches.pop()
+        bindings = block.scope.bindings
+        end = {name: bindings.get(name, MISSING) for name in block.prior}
+        for name, prior in block.prior.items():
+            frame.before.setdefault(name, prior)
+        if kind == "if-body":
+            frame.body_end, frame.body_defs = end, block.defs
+        else:
+            frame.else_end, frame.else_defs = end, block.defs
+        self._restore(block)
+
+    def _merge_if(self, frame: IfFrame) -> None:
+        block = self.blocks[-1] if self.blocks else None
+        defs_before = set(block.defs) if block is not None else set()
+        for name in set(frame.body_end) | set(frame.else_end):
+            before = frame.before.get(name, MISSING)
+            parts = [frame.body_end.get(name, before), frame.else_end.get(name, before) if frame.has_else else before]
+            parts = [p for p in parts if p is not MISSING]
+            if parts:
+                self._bind(name, join(parts))
+        if block is not None:  # certainly assigned only when both branches assign it
+            block.defs = defs_before | (frame.body_defs & frame.else_defs if frame.has_else else set())
+
+    # --- loops ----------------------------------------------------------------------------
+
+    def _enter_for(self, node: cst.For) -> None:
+        from hpulint.analysis.loops import bind_for_target, counters_of_for, iterates_marking_loader
+
+        self.statements.append(node)
+        fn = self.function
+        loop = Loop(node, fn, self.loop, len(fn.loops))
+        fn.loops.append(loop)
+        self.all_loops.append(loop)
+        loop.if_depth = len(self.if_branches)
+        loop.counters = counters_of_for(self, node)
+        loop.iter_value = self.value(node.iter)
+        loop.loader_marks = iterates_marking_loader(self, node.iter)
+        loop.iterated_params = [p for p in names_in(node.iter) if p in fn.params]
+        self.loops.append(loop)
+        loop.block = self._push_block("loop")
+        bind_for_target(self, node, loop)
+        loop.assigned.update(target_names(node.target))
+
+    def _enter_while(self, node: cst.While) -> None:
+        from hpulint.analysis.loops import counters_of_while
+
+        self.statements.append(node)
+        fn = self.function
+        loop = Loop(node, fn, self.loop, len(fn.loops))
+        fn.loops.append(loop)
+        self.all_loops.append(loop)
+        loop.if_depth = len(self.if_branches)
+        loop.counters = counters_of_while(node)
+        self.loops.append(loop)
+        loop.block = self._push_block("loop")
+
+    def _leave_loop(self, node: cst.CSTNode) -> None:
+        self.statements.pop()
+        loop = self.loops.pop()
+        self._pop_block()
+        # names the loop updates from their value in the last pass (x = f(x)); whether one is a
+        # device tensor is decided when the project is linked
+        bindings = self.function.bindings
+        loop.carried_vals = [bindings[n] for n in sorted(loop.assigned & loop.read_before_assign)
+                             if _maybe_tensor(bindings.get(n))]
+        loop.facts.carried = bool(loop.carried_vals)
