@@ -174,16 +174,17 @@ def _child(argv) -> int:
 
     if hasattr(signal, "SIGUSR1"):
         signal.signal(signal.SIGUSR1, on_signal)
-    arm = None
-    if timeout and hasattr(signal, "setitimer"):  # the clock starts with the script
+    timed = bool(timeout) and hasattr(signal, "setitimer")
+    if timed:  # the clock starts with the script
         signal.signal(signal.SIGALRM, on_signal)
 
-        def arm():
-            signal.setitimer(signal.ITIMER_REAL, float(timeout))
+    def arm():
+        signal.setitimer(signal.ITIMER_REAL, float(timeout))
+
     result = replay(config["script"], config.get("args", ()), config["profile"],
                     config["engine"], config.get("max_steps"), config.get("compile_backend"),
-                    on_start=arm)
-    if arm is not None:
+                    on_start=arm if timed else None)
+    if timed:
         signal.setitimer(signal.ITIMER_REAL, 0)
     with open(config["result"], "w", encoding="utf-8") as f:
         json.dump(result, f)
