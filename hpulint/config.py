@@ -37,6 +37,9 @@ class Config:
     fixable: list = field(default_factory=lambda: ["HPU"])
     unfixable: list = field(default_factory=list)
     unsafe_fixes: bool = False
+    # test code (test_*.py, *_test.py, conftest.py, files under test/ or tests/) is neither
+    # checked nor indexed unless this is on: its reads and loops are assertions, not steps
+    lint_tests: bool = False
     # where the table came from (None: defaults); globs are relative to its folder
     source: Optional[Path] = None
 
@@ -72,6 +75,15 @@ class Config:
     def is_excluded(self, path: Path) -> bool:
         rel = _relative(path, self.root)
         return any(_glob_match(rel, pattern) for pattern in self.exclude)
+
+    def is_test(self, path: Path) -> bool:
+        """Test code: a test module's name, or a folder named test or tests under the root."""
+        name = path.name
+        if name.endswith(".py") and (name.startswith("test_") or name[:-3].endswith(("_test", "_tests"))
+                                     or name in ("conftest.py", "tests.py")):
+            return True
+        rel = _relative(path, self.root)
+        return any(part in ("test", "tests") for part in rel.split("/")[:-1])
 
     def is_included(self, path: Path) -> bool:
         """Is a file found in a folder one to check (``include`` and ``extend-include``)?"""
@@ -120,7 +132,7 @@ def _glob_match(rel: str, pattern: str) -> bool:
 _KEYS = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict,
     "exclude": list, "include": list, "extend-include": list, "target": str, "step-markers": list, "fixable": list, "unfixable": list,
-    "unsafe-fixes": bool,
+    "unsafe-fixes": bool, "lint-tests": bool,
 }
 
 

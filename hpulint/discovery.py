@@ -25,6 +25,8 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
         if path.is_file():
             if cfg.is_excluded(path):
                 _warn(warnings, f"{raw}: not checked: excluded by exclude = {_patterns(cfg.exclude)}")
+            elif not cfg.lint_tests and cfg.is_test(path):
+                _warn(warnings, f"{raw}: not checked: test code (lint-tests = true in [tool.hpulint] checks it)")
             elif path not in seen:
                 seen.add(path)
                 files.append(path)
@@ -32,12 +34,13 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
         if not path.is_dir():
             errors.append(FileError(raw, "no such file or directory"))
             continue
-        found, excluded, skipped = len(files), 0, []
+        found, excluded, tests, skipped = len(files), 0, 0, []
         for folder, dirs, names in os.walk(path):
             here = Path(folder)
             kept = []
             for d in sorted(dirs):
-                if _default_excluded(d) or (here / d / "pyvenv.cfg").exists() or cfg.is_excluded(here / d):
+                if _default_excluded(d) or (here / d / "pyvenv.cfg").exists() or cfg.is_excluded(here / d) \
+                        or (not cfg.lint_tests and d in ("test", "tests")):
                     skipped.append(d)
                 else:
                     kept.append(d)
@@ -47,11 +50,16 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
                 if cfg.is_included(p):
                     if cfg.is_excluded(p):
                         excluded += 1
+                    elif not cfg.lint_tests and cfg.is_test(p):
+                        tests += 1
                     elif p not in seen:
                         seen.add(p)
                         files.append(p)
         if len(files) == found:
-            _warn(warnings, f"{raw}: no file to check: " + _why_none(cfg, excluded, skipped))
+            why = _why_none(cfg, excluded, skipped)
+            if tests:
+                why += f"; {tests} test file{'s are' if tests != 1 else ' is'} not checked (lint-tests = true checks them)"
+            _warn(warnings, f"{raw}: no file to check: " + why)
     return files, errors
 
 

@@ -77,6 +77,8 @@ class Plugin:
         folder = str(Path(self.filename).resolve().parent) if not alone else "."
         try:
             cfg = _config_for(folder)
+            if not alone and not cfg.lint_tests and cfg.is_test(Path(self.filename).resolve()):
+                return  # test code: its reads are assertions (lint-tests = true checks it)
             linked, module = None, None
             if not alone:
                 linked, infos = _project(str(Path(self.filename).resolve()), folder)

@@ -252,3 +252,21 @@ def test_summary_and_statistics_count_the_files_checked(proj, capsys, monkeypatc
     assert out.splitlines() == ["    1  HPU005      host-sync-every-step", "Found 1 finding (3 files checked)."]
     code, out, _ = run(["--fix", "."], proj, capsys, monkeypatch)
     assert out.splitlines()[-1] == "Found 1 finding (0 fixed, 1 remaining; 3 files checked)."
+
+
+def test_test_code_is_left_out_unless_asked_for(tmp_path, capsys, monkeypatch):
+    """Test files assert results: their host reads are the point. They are neither checked nor
+    indexed unless `lint-tests = true`."""
+    (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\n")
+    (tmp_path / "train.py").write_text(HAZARD)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "helpers.py").write_text(HAZARD)
+    (tmp_path / "test_train.py").write_text(HAZARD)
+    code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
+    assert code == 1 and [line.split(":")[0] for line in out.splitlines() if "HPU" in line] == ["train.py"]
+    code, out, err = run(["--no-cache", "test_train.py"], tmp_path, capsys, monkeypatch)
+    assert code == 0 and "test_train.py: not checked: test code (lint-tests = true" in err
+    (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\nlint-tests = true\n")
+    code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
+    assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == [
+        "test_train.py", "tests/helpers.py", "train.py"]

@@ -217,8 +217,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_TENSOR
     if qn == "torch.compile":
         return value(an, call.args[0].value) if call.args else V_OTHER
-    if qn in MASK_FUNCTIONS:
-        return Arith(_arg_values(an, call), "cmp")
+    if qn in MASK_FUNCTIONS:  # torch.isnan(x): x is a tensor, whatever else is known of it
+        return Arith(_arg_values(an, call), "torchmask")
     if qn in HOST_FACTORIES:
         device = keyword(call, "device")
         if device is not None:
@@ -279,7 +279,7 @@ def mask_value(v: Val) -> bool:
     if v is V_MASK:
         return True
     if isinstance(v, Arith):
-        return v.op == "cmp"
+        return v.op in ("cmp", "torchmask")
     if isinstance(v, Meth):
         return v.name in MASK_METHODS
     if isinstance(v, Join):

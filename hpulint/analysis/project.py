@@ -191,8 +191,10 @@ class Project:
         return model
 
     def framework_kind(self, cid: str) -> Optional[str]:
-        """"optimizer", "metric", "callback" or "algorithm" when the class derives from one."""
-        for b in self.external_bases(cid):
+        """"optimizer", "metric", "callback" or "algorithm" when the class derives from one (a
+        library's base, or the framework's own base class when the project is the framework)."""
+        own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
+        for b in [*self.external_bases(cid), *own]:
             leaf = b.rsplit(".", 1)[-1]
             if b.startswith("torch.optim") or leaf == "Optimizer":
                 return "optimizer"

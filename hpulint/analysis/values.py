@@ -174,7 +174,8 @@ class CallV(Val):
 class Arith(Val):
     """A value computed from its parts. ``op`` says how: "arith" (``a * b``), "cmp" (a
     comparison: a mask when a part is a tensor), "torch" (a torch function: a tensor, on the host
-    when its tensor arguments are), "num" (``int(x)``, ``len(x)``: a Python number, read from the
+    when its tensor arguments are), "torchmask" (``torch.isnan(x)``: a mask, its argument a tensor
+    whatever else is known of it), "num" (``int(x)``, ``len(x)``: a Python number, read from the
     device when a part is a device tensor)."""
 
     __slots__ = ("parts", "op")
@@ -537,6 +538,8 @@ class Resolver:
             if device:
                 return r(TENSOR)
             return r(HOST) if HOST in kinds else r(TENSOR)
+        if op == "torchmask":
+            return r(HOST) if HOST in kinds and not device else r(MASK)
         if device:
             return r(MASK if op == "cmp" or kinds <= {MASK} else TENSOR)
         if HOST in kinds:

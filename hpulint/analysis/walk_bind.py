@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.names import TENSOR_EVIDENCE
+from hpulint.analysis.names import MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
@@ -157,7 +157,25 @@ class Bindings:
                 flag = _off_flag(node)
                 if flag:
                     self.off_flags.add(flag)
+            if node.func.attr.value in _TENSOR_INPUT_LEAVES and node.args and node.args[0].keyword is None:
+                self._tensor_argument(node)
         record_call(self, node)
+
+    def _tensor_argument(self, node: cst.Call) -> None:
+        """`torch.isnan(x)`, `F.softmax(x, -1)`: a parameter passed as the input of a torch op is
+        a tensor (evidence, as `x.unsqueeze(0)` is)."""
+        first = node.args[0].value
+        if type(first) is not cst.Name:
+            return
+        qn = self.qualname(node.func) or ""
+        if not (qn in MASK_FUNCTIONS or qn.startswith("torch.nn.functional.")
+                or (qn.startswith("torch.") and qn.count(".") == 1 and qn[6:] in _TENSOR_INPUT_LEAVES)):
+            return
+        v = self.lookup(first.value)
+        fn = self.function
+        if type(v) is Param and v.fid == fn.fid and v.name not in fn.evidence:
+            fn.evidence[v.name] = "tensor"
+            fn.pcounters.pop(first.value, None)
 
     def _enter_attribute(self, node: cst.Attribute) -> None:
         # `x.new_ones(...)`, `x.shape`, `x.float()`: evidence that parameter x is a tensor
@@ -220,3 +238,14 @@ class Bindings:
         loop = self.loop
         if loop is not None and node.value not in loop.assigned and id(node) not in self._stores:
             loop.read_before_assign.add(node.value)
+
+
+# torch functions whose first argument is a tensor input (besides torch.nn.functional.* and the
+# mask functions): a parameter passed there is a tensor
+_TENSOR_INPUT_LEAVES = frozenset({
+    "isnan", "isinf", "isfinite", "sum", "mean", "exp", "log", "sigmoid", "tanh", "softmax",
+    "log_softmax", "matmul", "bmm", "mm", "norm", "abs", "sqrt", "clamp", "argmax", "argmin",
+    "topk", "sort", "flatten", "squeeze", "unsqueeze", "transpose", "permute", "reshape",
+    "masked_fill", "gather", "relu", "gelu", "silu", "dropout", "layer_norm", "cross_entropy",
+    "mse_loss", "nll_loss", "linear", "conv2d", "interpolate", "pad", "normalize", "embedding",
+})
