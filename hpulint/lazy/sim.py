@@ -57,8 +57,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     engine = "sim"
 
-    def __init__(self, profile="hpu", max_steps=None):
-        self.profile = get_profile(profile)
+    def __init__(self, profile="hpu", max_steps=None, scalars=None):
+        self.profile = get_profile(profile, scalars)
         self.fake_device = torch.device(self.profile.device_type, 0)
         self.max_steps = max_steps
         # counters
@@ -587,6 +587,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             "backward_passes": self.bw_count,
             "internal_error": self.broken,
             "notes": list(self.notes),
+            "scalars": "data" if self.profile.scalars_are_data else "constant",
+            "assumptions": [self.profile.assumption] if self.profile.assumption else [],
         }
 
     # -- activation ------------------------------------------------------------------------------
