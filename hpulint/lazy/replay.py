@@ -41,8 +41,11 @@ def _describe(exc: BaseException, script: str) -> dict:
     where = user[-1] if user else None
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(user)
-    lines += traceback.format_exception_only(type(exc), exc)
     clearer = explain_error(exc)  # something the replay does not stand in for
+    if clearer is not None and type(exc).__module__.startswith("hpulint."):
+        lines.append(f"{type(exc).__name__}: {exc}\n")  # not the shims' module path
+    else:
+        lines += traceback.format_exception_only(type(exc), exc)
     if clearer is not None and clearer not in lines[-1]:
         lines.append(clearer + "\n")
     return {
