@@ -43,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "calibration"
 SCRIPTS = DATA / "scripts"
+REALISTIC = ROOT / "tests" / "data" / "realistic"
 XLA_TABLE = DATA / "xla.csv"
 LTC_TABLE = DATA / "ltc.csv"
 LOGS = ROOT / "tests" / "data" / "logs" / "xla"
@@ -56,20 +57,34 @@ LTC_COLUMNS = ("script", "args", "compiles", "cached", "syncs", "mark_steps", "f
 def rows() -> list:
     """(script relative to the repository, [args]) for every calibrated run, in table order."""
     out = []
-    for path in sorted((ROOT / "fixtures").glob("HPU*/*")):
-        if path.suffix in (".py", ".fixed"):
+    for path in sorted((ROOT / "fixtures").glob("HPU*/*.py")):
+        if _replays_on_xla(path):
             out.append((path.relative_to(ROOT).as_posix(), []))
-    for path in sorted(SCRIPTS.glob("*.py")):
-        out.append((path.relative_to(ROOT).as_posix(), _args_of(path)))
+    scripts = sorted(SCRIPTS.glob("*.py")) + sorted(REALISTIC.glob("*.py")) + \
+        sorted(REALISTIC.glob("*/train.py"))
+    for path in scripts:
+        for args in _args_of(path):
+            out.append((path.relative_to(ROOT).as_posix(), args))
     return out
 
 
+def _replays_on_xla(path: Path) -> bool:
+    """A fixture is calibrated when its header gives counts for the xla profile."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            return False
+        if line.replace(" ", "").startswith("#replayxla:"):
+            return True
+    return False
+
+
 def _args_of(path: Path) -> list:
-    """A script may say which arguments it runs with: ``# calibrate-args: --steps 7``."""
-    for line in path.read_text(encoding="utf-8").splitlines()[:10]:
-        if line.startswith("# calibrate-args:"):
-            return line.split(":", 1)[1].split()
-    return []
+    """The argument lists a script is calibrated with: one row per ``# calibrate-args: --steps 7``
+    line in its first 30 lines, or one row with no arguments."""
+    found = [line.split(":", 1)[1].split()
+             for line in path.read_text(encoding="utf-8").splitlines()[:30]
+             if line.startswith("# calibrate-args:")]
+    return found or [[]]
 
 
 def _selected(all_rows, names):
@@ -148,6 +163,7 @@ class _HpuOnXla:
 
         import torch
         import torch_xla
+        import torch_xla.core.xla_model as xm
         import torch_xla.debug.metrics as met
         from torch.overrides import TorchFunctionMode
 
@@ -168,6 +184,32 @@ class _HpuOnXla:
         core.hpu = hpu
         hpu.is_available = lambda: True
         hpu.device_count = lambda: 1
+        hpu.synchronize = lambda *a, **k: xm.wait_device_ops()
+        # hpex: the fused optimizers and clipping as the torch ones they fuse
+        norm = module("habana_frameworks.torch.hpex.normalization")
+        opts = module("habana_frameworks.torch.hpex.optimizers")
+        hpex.normalization, hpex.optimizers = norm, opts
+
+        class FusedClipNorm:
+            def __init__(self, parameters, max_norm, norm_type=2.0):
+                self.max_norm, self.norm_type = max_norm, norm_type
+
+            def clip_norm(self, parameters):
+                return torch.nn.utils.clip_grad_norm_(parameters, self.max_norm, self.norm_type)
+
+        norm.FusedClipNorm = FusedClipNorm
+        opts.FusedAdamW = torch.optim.AdamW
+        opts.FusedSGD = torch.optim.SGD
+        # Gaudi's torch.compile backend: PyTorch/XLA's own (dynamo) backend on this engine
+        plain_compile = torch.compile
+
+        def compile_(model=None, *a, backend="inductor", **k):
+            backend = "openxla" if backend == "hpu_backend" else backend
+            if model is None:
+                return lambda fn: plain_compile(fn, *a, backend=backend, **k)
+            return plain_compile(model, *a, backend=backend, **k)
+
+        torch.compile = compile_
         hpu.wrap_in_hpu_graph = lambda module, *a, **k: module
         hpu.make_graphed_callables = lambda callables, *a, **k: callables
 
@@ -218,6 +260,16 @@ class _HpuOnXla:
                     args = (args[0], mapped(args[1])) + tuple(args[2:])
                 return func(*args, **kwargs)
 
+        # xmp.spawn / torch_xla.launch: the function in this process for device 0, as hpulint's
+        # stand-in runs it, so that this process's counters see its graphs (PJRT_DEVICE=CPU has
+        # one device here; a spawned child's metrics would be lost with it)
+        import torch_xla.distributed.xla_multiprocessing as xmp
+
+        def spawn(fn, args=(), nprocs=None, start_method="spawn"):
+            return fn(0, *args)
+
+        xmp.spawn = spawn
+        torch_xla.launch = lambda fn, args=(), *a, **k: fn(*args)
         self.mode = Mode()
         self.mode.__enter__()
         return self

@@ -36,6 +36,13 @@ class Profile:
     special_scalars: frozenset = frozenset()  # values kept as constants anyway
     description: str = ""
     assumption: str = ""  # said in the report: a behaviour no source or engine run confirms
+    # a host read through a CPU fallback (item, bool, torch.equal, nonzero...) leaves the tensor's
+    # graph pending: the next step marker computes it again (PyTorch/XLA's GetTensorsFused syncs
+    # with force_ltc_data=false; measured on torch_xla 2.9: tests/data/calibration)
+    reads_keep_graph: bool = False
+    # ops whose Scalar arguments are constants even where scalars are data: arange's bounds
+    # shape its output; pow's exponent is lowered as a constant (measured on torch_xla 2.9)
+    constant_scalar_ops: frozenset = frozenset({"aten.arange", "aten.range", "aten.pow"})
 
     def scalar_is_constant(self, value) -> bool:
         """Is this Python number baked into the graph (True) or passed as device data (False)?"""
@@ -63,6 +70,7 @@ XLA = Profile(
     device_type="xla",
     scalars_are_data=True,
     special_scalars=frozenset({0.0, 1.0, -1.0}),
+    reads_keep_graph=True,
     description="PyTorch/XLA: Python scalars are device data except 0, 1 and -1",
 )
 
@@ -88,5 +96,6 @@ def get_profile(name, scalars=None) -> Profile:
     if scalars != "constant":
         raise ValueError(f"unknown scalars {scalars!r}: choose from {', '.join(SCALARS)}")
     return replace(profile, scalars_are_data=False, special_scalars=frozenset(),
+                   constant_scalar_ops=frozenset(),
                    description=profile.description.split(":")[0] + ": every Python scalar is a "
                    "graph constant", assumption=CONSTANT_SCALARS)

@@ -7,6 +7,7 @@ eval_interval iterations. Options as nanoGPT takes them: --key=value.
 
     python train.py --device=hpu --max_iters=6
 """
+# calibrate-args: --device=xla
 import math
 import os
 import sys
