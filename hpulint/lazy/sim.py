@@ -55,7 +55,7 @@ def _fallback_read(what, tensors) -> bool:
     the data-dependent ops): its tensors are copied to the host and keep their pending graph.
     ``f"{t:.3f}"`` of a 0-dim tensor is ``t.item()``; ``.cpu()``, printing and ``tolist`` copy
     through ``_to_copy``, which turns the tensor into device data."""
-    if what in _FALLBACK_READS or what.endswith("(runs on the host)"):
+    if what in _FALLBACK_READS or what.endswith("runs on the host)"):
         return True
     if what == "format":
         return all(getattr(t, "ndim", 1) == 0 for t in tensors)
