@@ -21,6 +21,9 @@ DEFAULT_EXCLUDE = (
     ".hpulint_cache", "site-packages", "*.egg-info",
 )
 DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+# Rules that no source and no run of a real engine show costing a recompile on any target: they
+# report only when selected by their exact code (HPU011: rules/HPU011.md, "Evidence").
+OFF_BY_DEFAULT = ("HPU011",)
 
 
 @dataclass
@@ -50,7 +53,10 @@ class Config:
     # --- selection ---------------------------------------------------------------------------
 
     def enabled(self, code: str, path: Optional[str] = None) -> bool:
-        """Is ``code`` on for ``path``? The most specific prefix wins; a tie goes to ignore."""
+        """Is ``code`` on for ``path``? The most specific prefix wins; a tie goes to ignore.
+        A rule in ``OFF_BY_DEFAULT`` is on only when selected by its exact code."""
+        if code in OFF_BY_DEFAULT and not self.explicit(code):
+            return False
         sel = _best(code, [*self.select, *self.extend_select])
         ign = _best(code, [*self.ignore, *self._file_ignores(path)])
         return sel > ign

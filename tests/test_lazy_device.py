@@ -64,9 +64,9 @@ def test_rolling_the_buffer_compiles_once(profile):
     assert recompiles(d) == []
 
 
-def test_python_scalar_is_a_constant_on_hpu_and_data_on_xla():
-    def run(profile):
-        with lazy.device(profile) as d:
+def test_python_scalar_is_data_by_default_and_a_constant_with_scalars_constant():
+    def run(profile, scalars=None):
+        with lazy.device(profile, scalars=scalars) as d:
             x = torch.ones(3).to(d.device)
             for step in range(4):
                 lr = 0.1 / (step + 1)
@@ -74,13 +74,32 @@ def test_python_scalar_is_a_constant_on_hpu_and_data_on_xla():
                 d.mark_step()
         return d, mul_line
 
-    hpu, mul_line = run("hpu")
+    # no source says Gaudi bakes a scalar operand into the graph: hpu treats it as xla does
+    for profile in ("hpu", "xla"):
+        d, _ = run(profile)
+        assert (d.compiles, d.cached) == (1, 3), profile
+        assert d.summary()["assumptions"] == []
+    # --scalars constant: the worst case, every value a new graph, named as an assumption
+    hpu, mul_line = run("hpu", "constant")
     assert hpu.compiles == 4
     change = recompiles(hpu)[0]["cause"]["changes"][0]
     assert (change["op"], change["line"]) == ("aten.mul.Tensor", mul_line)
     assert change["old"] == pytest.approx(0.1) and change["new"] == pytest.approx(0.05)
-    xla, _ = run("xla")
-    assert xla.compiles == 1 and xla.cached == 3
+    assert "every Python scalar operand is a graph constant" in hpu.summary()["assumptions"][0]
+
+
+def test_hpu_keeps_index_shape_and_dim_integers_constant():
+    # Gaudi's "Avoiding Constant Variables in Loops": a loop value used as an index or a shape
+    with lazy.device("hpu") as d:
+        table = torch.arange(20.0).to(d.device)
+        for i in range(3):
+            row = table[i]  # select index
+            part = table[: i + 2]  # slice bound: a shape
+            out = row + part.sum()
+            d.mark_step()
+    assert d.compiles == 3 and out is not None
+    kinds = {c["op"] for e in recompiles(d) for c in e["cause"]["changes"]}
+    assert "aten.select.int" in kinds
 
 
 def test_xla_keeps_0_1_and_minus_1_as_constants():

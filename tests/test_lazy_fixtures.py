@@ -162,10 +162,12 @@ def test_dynamic_shapes_fixed_compile_once_and_read_nothing(profile):
     assert all(c["kind"] == "constant" and any(x.get("from_line") == 24 for x in c["changes"])
                for c in _recompile_causes(bad))
     assert (good["compiles"], good["syncs"]) == (2, 0)
-    # the masked loss: two mask reads a step and a graph per token count -> one graph
+    # the masked loss: three mask reads a step (logits[mask], labels[mask], and the backward of
+    # logits[mask], which reads the mask again: measured on torch_xla 2.9) and a graph per token
+    # count -> one graph
     bad, good = (sim(fx, profile) for fx in _pair(
         "HPU006", "bad_masked_loss.py", "good_ignore_index_loss.py"))
-    assert _host_runs(bad) == bad["syncs"] == 20 and bad["compiles"] >= 6
+    assert _host_runs(bad) == bad["syncs"] == 30 and bad["compiles"] >= 6
     assert (good["compiles"], good["syncs"]) == (1, 0)
 
 
@@ -288,9 +290,11 @@ def test_data_dependent_ops_run_on_the_host_in_both_engines(ltc_results):
     fx = BY_ID["HPU006/bad_where_index_in_forward.py"]
     ltc = ltc_results[fx.id]
     assert ltc["fallback_ops"]["nonzero"] == _host_runs(sim(fx, "xla")) == 10
-    # x[mask]: LTC runs the whole indexing on the CPU, the simulation only the mask's nonzero
+    # x[mask] and its backward: LTC runs the whole indexing (and the index_put of the backward)
+    # on the CPU, the simulation only the mask's nonzero, as PyTorch/XLA does
     fx = BY_ID["HPU006/bad_masked_loss.py"]
-    assert ltc_results[fx.id]["fallback_ops"]["index.Tensor"] == _host_runs(sim(fx, "xla")) == 20
+    ops = ltc_results[fx.id]["fallback_ops"]
+    assert ops["index.Tensor"] + ops["_index_put_impl_"] == _host_runs(sim(fx, "xla")) == 30
 
 
 def _differences(ltc_events, sim_events) -> set:

@@ -63,8 +63,11 @@ def example(rule, section: str) -> str:
 
 
 def lint(rule, source: str) -> list:
-    # Rules that are on by default only for one target are checked on that target.
+    # Rules that are on by default only for one target are checked on that target; rules that
+    # are off by default are selected by their code, as their pages say.
     config = hpulint.Config(target=rule.default_target) if rule.default_target else hpulint.Config()
+    if rule.code in hpulint.config.OFF_BY_DEFAULT:
+        config.extend_select = [rule.code]
     return hpulint.lint_source(source, path="example.py", config=config)
 
 

@@ -158,7 +158,16 @@ CASES = {
         [],
     ),
     # --- HPU011 ----------------------------------------------------------------------------
-    "hpu011 scalar operand on gaudi": (
+    "hpu011 is off by default on gaudi too": (
+        GAUDI + """
+        def sample(model, x, n):
+            for i in range(n):
+                x = model(x) * i
+                htcore.mark_step()
+        """,
+        [],
+    ),
+    "hpu011 scalar operand on gaudi when selected by code": (
         GAUDI + """
         def sample(model, x, n):
             for i in range(n):
@@ -574,7 +583,8 @@ CASES = {
     ),
 }
 
-EXTRA_CONFIG = {"hpu011 on for xla when selected by code": {"extend_select": ["HPU011"]}}
+EXTRA_CONFIG = {"hpu011 on for xla when selected by code": {"extend_select": ["HPU011"]},
+                "hpu011 scalar operand on gaudi when selected by code": {"select": ["HPU011"]}}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -12,7 +12,7 @@ from __future__ import annotations
 __all__ = ["device", "LazyDevice"]
 
 
-def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
+def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager", scalars=None):
     """Run the code in a ``with`` block on the simulated lazy device and count what it does.
 
     ``profile`` is ``"hpu"`` (Gaudi lazy mode) or ``"xla"`` (PyTorch/XLA). (PyTorch's real Lazy
@@ -22,7 +22,8 @@ def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
     """
     from .api import device as _device
 
-    return _device(profile, engine=engine, max_steps=max_steps, backend=backend)
+    return _device(profile, engine=engine, max_steps=max_steps, backend=backend,
+                   scalars=scalars)
 
 
 def __getattr__(name):

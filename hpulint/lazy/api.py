@@ -25,8 +25,8 @@ from .profiles import get_profile
 class LazyDevice:
     """Context manager returned by ``hpulint.lazy.device(profile)``."""
 
-    def __init__(self, profile="hpu", engine="sim", max_steps=None):
-        self._profile = get_profile(profile)
+    def __init__(self, profile="hpu", engine="sim", max_steps=None, scalars=None):
+        self._profile = get_profile(profile, scalars)
         if engine != "sim":
             # torch._lazy keeps its compilation cache for the life of the process, so counts
             # taken inside a test process depend on what ran before: use the CLI, which
@@ -102,8 +102,11 @@ class LazyDevice:
         return self._backend.summary()
 
 
-def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
+def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager", scalars=None):
     """Run the code in a ``with`` block on the simulated lazy device and count what it does.
+
+    ``scalars="constant"`` makes every Python scalar operand a graph constant (the worst case);
+    by default only 0, 1 and -1 are, as on PyTorch/XLA.
 
     ``profile="compile"`` runs real Dynamo instead (``dynamo.CompileDevice``: ``compiles``,
     ``graph_breaks``, ``recompiles``, ``fallbacks``, ``events``); ``backend`` applies to it only.
@@ -112,4 +115,4 @@ def device(profile="hpu", *, engine="sim", max_steps=None, backend="eager"):
         from .dynamo import CompileDevice
 
         return CompileDevice(backend, max_steps)
-    return LazyDevice(profile, engine=engine, max_steps=max_steps)
+    return LazyDevice(profile, engine=engine, max_steps=max_steps, scalars=scalars)

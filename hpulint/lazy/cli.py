@@ -48,6 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--engine", choices=("sim", "ltc"), default="sim",
                         help="sim: the simulated device (counts, causes, lines); ltc: PyTorch's "
                              "real Lazy Tensor Core (torch._lazy), compilations only")
+    parser.add_argument("--scalars", choices=("data", "constant"), default=None,
+                        help="how Python scalar operands (a learning rate, a bias correction) "
+                             "enter the graph on the hpu and xla profiles: data (the default, "
+                             "as PyTorch/XLA does: only 0, 1 and -1 are constants) or constant "
+                             "(every value is a constant: the worst case, reported as an "
+                             "assumption)")
     parser.add_argument("--format", dest="format", choices=("text", "json"), default="text",
                         help="report format")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
@@ -88,6 +94,10 @@ def run(args) -> int:
         return _usage("--max-steps must be at least 1")
     if args.profile == "compile" and args.engine != "sim":
         return _usage("--profile compile runs real Dynamo: --engine does not apply")
+    scalars = getattr(args, "scalars", None)
+    if scalars is not None and (args.profile == "compile" or args.engine != "sim"):
+        return _usage("--scalars applies to the simulated device (--profile hpu or xla, "
+                      "--engine sim) only")
     if args.backend is not None and args.profile != "compile":
         return _usage("--backend applies to --profile compile only")
     if importlib.util.find_spec("torch") is None:
@@ -112,7 +122,7 @@ def run(args) -> int:
     findings, lint_error = _lint(source, script)
     result = replay_run(script, list(args.script_args), profile=args.profile,
                         engine=args.engine, timeout=args.timeout, max_steps=args.max_steps,
-                        compile_backend=args.backend)
+                        compile_backend=args.backend, scalars=scalars)
     if lint_error:
         result["lint_error"] = lint_error
     confirmed = conf.confirm(findings or [], result, source)

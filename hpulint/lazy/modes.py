@@ -68,6 +68,13 @@ class _Dispatch(TorchDispatchMode):
             return self._dynamic(func, info, args, kwargs)
         if info.name == "aten.index.Tensor" and _has_mask(args):
             return self._masked_index(func, info, args, kwargs)
+        if info.name in _INDEX_PUT and _has_mask(args):
+            # x[mask] = v, and the backward of x[mask]: the mask goes to the host again
+            # (aten::nonzero, measured on torch_xla 2.9), the write stays in the graph
+            masks = [m for m in args[1] if isinstance(m, torch.Tensor) and m.dtype in _MASK]
+            dev.read([m for m in masks if dev.is_device(m)],
+                     "mask index (nonzero runs on the host)", user_frame())
+            dev.fallback("nonzero")
         if info.name == "aten.copy_.default" and not dev.is_device(args[0]):
             # device -> host copy into a CPU tensor
             dev.read([args[1]], "copy_ to host", user_frame())
@@ -134,6 +141,8 @@ class _Dispatch(TorchDispatchMode):
 
 
 _MASK = (torch.bool, torch.uint8)
+_INDEX_PUT = ("aten.index_put.default", "aten.index_put_.default",
+              "aten._index_put_impl_.default")
 
 
 def _short(name):

@@ -4,16 +4,20 @@ Both profiles record the same graph; they differ in how a Python number that rea
 as an arithmetic operand (schema type ``Scalar``, or a Python number where the schema wants a
 tensor, which PyTorch wraps as a "wrapped number") enters the graph:
 
-``hpu`` (Intel Gaudi lazy mode)
-    Every Python scalar is a constant of the graph. Gaudi's "Avoiding Constant Variables in
-    Loops" (Optimizations of PyTorch Models) shows a loop value baked into the graph recompiling
-    every iteration.
-
 ``xla`` (PyTorch/XLA)
     A Python scalar becomes device data (a graph parameter), so a new value does not change the
     graph; 0, 1 and -1 are "special scalars" that XLA keeps as constants (``IsSpecialScalar`` in
     torch/csrc/lazy/core/tensor_util.cpp with ``FLAGS_torch_lazy_handle_special_scalars``, which
-    torch_xla turns on unless ``XLA_NO_SPECIAL_SCALARS`` is set).
+    torch_xla turns on unless ``XLA_NO_SPECIAL_SCALARS`` is set). Measured on torch_xla 2.9
+    (tests/data/calibration: ``scalar_learning_rate``, ``adam_stock``, ``scalar_special_values``).
+
+``hpu`` (Intel Gaudi lazy mode)
+    Gaudi's documents say that loop values used as indices or shapes become constant operators
+    ("Avoiding Constant Variables in Loops", Optimizations of PyTorch Models); they do not say that
+    a Python scalar *operand* (an optimizer's bias correction, a learning rate) is baked into the
+    graph. So, where no source says otherwise, scalar operands are treated as on ``xla``.
+    ``--scalars constant`` (``get_profile(name, scalars="constant")``) keeps the worst case, every
+    Python scalar a constant, and the report names it as an assumption.
 
 On both, integer arguments that shape the graph (``select`` index, ``slice`` bounds, sizes,
 dims, ``float`` attributes such as ``eps`` or a dropout ``p``) are constants: they are not
@@ -21,7 +25,7 @@ dims, ``float`` attributes such as ``eps`` or a dropout ``p``) are constants: th
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,14 @@ class Profile:
     scalars_are_data: bool  # Python scalars in arithmetic are graph inputs
     special_scalars: frozenset = frozenset()  # values kept as constants anyway
     description: str = ""
+    assumption: str = ""  # said in the report: a behaviour no source or engine run confirms
+    # a host read through a CPU fallback (item, bool, torch.equal, nonzero...) leaves the tensor's
+    # graph pending: the next step marker computes it again (PyTorch/XLA's GetTensorsFused syncs
+    # with force_ltc_data=false; measured on torch_xla 2.9: tests/data/calibration)
+    reads_keep_graph: bool = False
+    # ops whose Scalar arguments are constants even where scalars are data: arange's bounds
+    # shape its output; pow's exponent is lowered as a constant (measured on torch_xla 2.9)
+    constant_scalar_ops: frozenset = frozenset({"aten.arange", "aten.range", "aten.pow"})
 
     def scalar_is_constant(self, value) -> bool:
         """Is this Python number baked into the graph (True) or passed as device data (False)?"""
@@ -47,8 +59,10 @@ class Profile:
 HPU = Profile(
     name="hpu",
     device_type="hpu",
-    scalars_are_data=False,
-    description="Intel Gaudi lazy mode: Python scalars are graph constants",
+    scalars_are_data=True,
+    special_scalars=frozenset({0.0, 1.0, -1.0}),
+    description="Intel Gaudi lazy mode: index, shape and dim integers are graph constants; "
+                "scalar operands as on PyTorch/XLA (data except 0, 1 and -1)",
 )
 
 XLA = Profile(
@@ -56,16 +70,32 @@ XLA = Profile(
     device_type="xla",
     scalars_are_data=True,
     special_scalars=frozenset({0.0, 1.0, -1.0}),
+    reads_keep_graph=True,
     description="PyTorch/XLA: Python scalars are device data except 0, 1 and -1",
 )
 
 PROFILES = {"hpu": HPU, "xla": XLA}
+SCALARS = ("data", "constant")
+CONSTANT_SCALARS = ("every Python scalar operand is a graph constant (--scalars constant): a new "
+                    "learning rate or bias correction recompiles; no source or engine run here "
+                    "shows this")
 
 
-def get_profile(name) -> Profile:
+def get_profile(name, scalars=None) -> Profile:
+    """The profile ``name``; ``scalars="constant"`` bakes every Python scalar into the graph."""
     if isinstance(name, Profile):
-        return name
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ValueError(f"unknown profile {name!r}: choose from {', '.join(PROFILES)}") from None
+        profile = name
+    else:
+        try:
+            profile = PROFILES[name]
+        except KeyError:
+            raise ValueError(f"unknown profile {name!r}: choose from {', '.join(PROFILES)}") \
+                from None
+    if scalars in (None, "data"):
+        return profile
+    if scalars != "constant":
+        raise ValueError(f"unknown scalars {scalars!r}: choose from {', '.join(SCALARS)}")
+    return replace(profile, scalars_are_data=False, special_scalars=frozenset(),
+                   constant_scalar_ops=frozenset(),
+                   description=profile.description.split(":")[0] + ": every Python scalar is a "
+                   "graph constant", assumption=CONSTANT_SCALARS)

@@ -41,8 +41,11 @@ def _describe(exc: BaseException, script: str) -> dict:
     where = user[-1] if user else None
     lines = ["Traceback (most recent call last):\n"]
     lines += traceback.format_list(user)
-    lines += traceback.format_exception_only(type(exc), exc)
     clearer = explain_error(exc)  # something the replay does not stand in for
+    if clearer is not None and type(exc).__module__.startswith("hpulint."):
+        lines.append(f"{type(exc).__name__}: {exc}\n")  # not the shims' module path
+    else:
+        lines += traceback.format_exception_only(type(exc), exc)
     if clearer is not None and clearer not in lines[-1]:
         lines.append(clearer + "\n")
     return {
@@ -54,7 +57,7 @@ def _describe(exc: BaseException, script: str) -> dict:
     }
 
 
-def _backend(engine, profile, max_steps, compile_backend=None):
+def _backend(engine, profile, max_steps, compile_backend=None, scalars=None):
     if profile == "compile":  # real Dynamo (dynamo.py)
         from .dynamo import DynamoRecorder
 
@@ -65,11 +68,11 @@ def _backend(engine, profile, max_steps, compile_backend=None):
         return LtcDevice(profile, max_steps)
     from .sim import SimDevice
 
-    return SimDevice(profile, max_steps)
+    return SimDevice(profile, max_steps, scalars)
 
 
 def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
-           compile_backend=None, on_start=None) -> dict:
+           compile_backend=None, on_start=None, scalars=None) -> dict:
     """Run ``script`` in this process under the simulated device; return the result dict.
 
     ``on_start`` is called just before the script's first line runs (the child arms its
@@ -90,7 +93,7 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
     globals_ = None
     shims = None
     try:
-        backend = _backend(engine, profile, max_steps, compile_backend)
+        backend = _backend(engine, profile, max_steps, compile_backend, scalars)
         _ACTIVE.append(backend)
         shims = Shims(backend)
         with shims:
@@ -183,7 +186,7 @@ def _child(argv) -> int:
 
     result = replay(config["script"], config.get("args", ()), config["profile"],
                     config["engine"], config.get("max_steps"), config.get("compile_backend"),
-                    on_start=arm if timed else None)
+                    on_start=arm if timed else None, scalars=config.get("scalars"))
     if timed:
         signal.setitimer(signal.ITIMER_REAL, 0)
     with open(config["result"], "w", encoding="utf-8") as f:
@@ -201,14 +204,14 @@ STARTUP_ALLOWANCE = 120.0  # seconds for the child to import torch and start the
 
 
 def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=None,
-        grace=10.0, compile_backend=None) -> dict:
+        grace=10.0, compile_backend=None, scalars=None) -> dict:
     """Replay ``script`` in a child process; never raises for anything the script does."""
     script = os.path.abspath(script)
     with tempfile.TemporaryDirectory(prefix="hpulint-verify-") as tmp:
         result_path = os.path.join(tmp, "result.json")
         config = {"script": script, "args": list(args), "profile": profile, "engine": engine,
                   "max_steps": max_steps, "timeout": timeout, "result": result_path,
-                  "compile_backend": compile_backend}
+                  "compile_backend": compile_backend, "scalars": scalars}
         env = os.environ.copy()
         env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")

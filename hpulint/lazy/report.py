@@ -63,7 +63,7 @@ def as_json(run: dict, findings: list | None = None, unexplained: list | None = 
         "stopped": run.get("stopped"),
     }
     for key in ("optimizer_steps", "backward_passes", "fallback_ops", "stdout", "stderr",
-                "lint_error"):
+                "lint_error", "scalars", "assumptions", "not_stood_in"):
         if key in run:
             data[key] = run[key]
     return data
@@ -132,6 +132,8 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
     device = "PyTorch Lazy Tensor Core (torch._lazy, TorchScript backend)" if engine == "ltc" \
         else "simulated device"
     lines = [f"hpulint verify {shown}  (profile {run.get('profile')}, {device})"]
+    for assumption in run.get("assumptions") or []:
+        lines.append(f"assumption: {assumption}")
     status = run.get("status")
     how = _STATUS.get(status, status)
     wall = run.get("wall_time")
@@ -142,7 +144,7 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         detail = f": sys.exit({run.get('exit_code')})"
     elif status in ("error", "crashed", "internal"):
         err = run.get("error") or {}
-        where = f" at line {err['line']}" if err.get("line") else ""
+        where = f" at {_where(err.get('file'), err['line'], script)}" if err.get("line") else ""
         detail = f"{where}: {err.get('type', 'error')}: {err.get('message', '')}"
     lines.append(f"{how}{detail}" + (f" ({wall:.2f} s)" if isinstance(wall, (int, float)) else ""))
     if status == "internal":
@@ -151,6 +153,9 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
     elif status == "error" and (run.get("error") or {}).get("traceback"):
         lines.append("")
         lines += ["  " + x for x in run["error"]["traceback"].rstrip().splitlines()]
+    missing = run.get("not_stood_in") or []
+    if missing:
+        lines.append(f"  not stood in (asked for by the script): {', '.join(missing)}")
     if status in ("crashed", "timeout") and run.get("stderr"):
         lines.append("  last output of the script:")
         lines += ["    " + x for x in run["stderr"].splitlines()[-10:]]

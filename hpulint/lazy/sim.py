@@ -45,6 +45,23 @@ def _flat_tensors(values):
             yield from _flat_tensors(v)
 
 
+_EMPTY_FILL = frozenset({"aten.ones", "aten.zeros", "aten.ones_like", "aten.zeros_like",
+                         "aten.new_ones", "aten.new_zeros"})
+_FALLBACK_READS = ("item", "bool", "int", "float", "index", "torch.equal")
+
+
+def _fallback_read(what, tensors) -> bool:
+    """A read that PyTorch/XLA runs through a CPU fallback (``_local_scalar_dense``, ``equal``,
+    the data-dependent ops): its tensors are copied to the host and keep their pending graph.
+    ``f"{t:.3f}"`` of a 0-dim tensor is ``t.item()``; ``.cpu()``, printing and ``tolist`` copy
+    through ``_to_copy``, which turns the tensor into device data."""
+    if what in _FALLBACK_READS or what.endswith("runs on the host)"):
+        return True
+    if what == "format":
+        return all(getattr(t, "ndim", 1) == 0 for t in tensors)
+    return False
+
+
 class _Ref(weakref.ref):
     __slots__ = ("key",)
 
@@ -57,8 +74,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     engine = "sim"
 
-    def __init__(self, profile="hpu", max_steps=None):
-        self.profile = get_profile(profile)
+    def __init__(self, profile="hpu", max_steps=None, scalars=None):
+        self.profile = get_profile(profile, scalars)
         self.fake_device = torch.device(self.profile.device_type, 0)
         self.max_steps = max_steps
         # counters
@@ -149,7 +166,28 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         if self.broken is not None:
             return None
         file, line = self._where(frame)
-        h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
+        if t.dim() == 0 and self.profile.scalars_are_data and t.dtype != torch.bool and \
+                not t.is_complex() and self.profile.scalar_is_constant(t.item()):
+            # a 0-dim upload of 0, 1 or -1 enters graphs as a constant (IsSpecialScalar in
+            # LazyGraphExecutor::GetIrValueForTensor; measured on torch_xla 2.9)
+            self.seq += 1
+            node = Node("upload-constant", (), (t.item(), str(t.dtype)), file, line, self.bw,
+                        self.os, self.seq)
+            h = Handle(Out(node, 0))
+            self.pending[h] = None  # an IR value: the next step marker computes it
+        else:
+            h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
+            if self.eager:
+                # eager mode syncs every new device tensor at once: an upload runs a graph of
+                # its own, one per shape and dtype (measured on torch_xla 2.9)
+                self.seq += 1
+                node = Node("device_data", (h.value,), (), file, line, self.bw, self.os,
+                            self.seq)
+                self.critical += 1
+                try:
+                    self._execute([Out(node, 0)], ("eager", file, line), "eager")
+                finally:
+                    self.critical -= 1
         self.bind(t, h)
         self.uploads += 1
         return h
@@ -218,17 +256,19 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             return
         inputs.append(Data(tuple(t.shape), t.dtype, name=_name_in(frame, t) if frame else None))
 
-    def _scalar(self, v, inputs, consts):
-        if v is None or self.profile.scalar_is_constant(v):
+    def _scalar(self, v, inputs, consts, constant=False):
+        if constant or v is None or self.profile.scalar_is_constant(v):
             consts.append(v)
         else:
-            inputs.append(Data((), type(v).__name__, scalar=True))
+            # the engine converts the value to the op's type: 2 and 2.0 are the same data
+            inputs.append(Data((), "scalar", scalar=True))
             consts.append(SCALAR)
 
     def _operands(self, info, args, kwargs, frame):
         inputs = []
         consts = []
         nargs = len(args)
+        fixed = info.name.rpartition(".")[0] in self.profile.constant_scalar_ops
         for i, (name, kind, default) in enumerate(info.args):
             if i < nargs:
                 v = args[i]
@@ -255,7 +295,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                         marks.append(_canon(x))
                 consts.append(tuple(marks))
             elif kind == S:
-                self._scalar(v, inputs, consts)
+                self._scalar(v, inputs, consts, fixed)
             else:
                 consts.append(_canon(v))
         return tuple(inputs), tuple(consts)
@@ -290,7 +330,25 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
         PyTorch/XLA's ``XLATensor::Create`` and ``SetIrValue`` sync every new or updated tensor
         at once (``ApplyEagerSync``) except views, which run with the op that uses them.
+
+        ``ones``/``zeros`` (and their ``_like`` and ``new_`` forms) have no PyTorch/XLA kernel:
+        they run as ``empty`` and then ``fill_`` with the value as data, two graphs (measured
+        on torch_xla 2.9: the first ``ones`` compiles 2 graphs, a ``zeros`` after it none).
         """
+        if info.name.rpartition(".")[0] in _EMPTY_FILL and isinstance(out, torch.Tensor):
+            self.seq += 1
+            empty = Node("aten.empty", (), (tuple(out.shape), str(out.dtype)), file, line,
+                         self.bw, self.os, self.seq)
+            self._execute([Out(empty, 0)], ("eager", file, line), "eager")
+            self.seq += 1
+            fill = Node("aten.fill_", (Data(tuple(out.shape), out.dtype), Data((), "scalar")),
+                        (), file, line, self.bw, self.os, self.seq)
+            self._execute([Out(fill, 0)], ("eager", file, line), "eager")
+            e = self.handles.get(id(out))
+            if e is not None:
+                self._materialize([e[0]])
+                self.pending.pop(e[0], None)
+            return
         hs = []
         written = [args[i] if i < len(args) else kwargs.get(info.args[i][0]) for i in info.mut]
         for t in _flat_tensors((out, written)):
@@ -398,11 +456,16 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             return (kind, None, 0)
         return (kind, _USER_CODE[frame.f_code], frame.f_lineno)
 
-    def _execute(self, roots, site, step_kind):
+    def _execute(self, roots, site, step_kind, keeps_graph=False):
         graph = canonical(roots)
         if not graph.nodes:
             return None
         sig = graph.signature
+        if keeps_graph:
+            # PyTorch/XLA hashes force_ltc_data into the graph ("the same graph with on/off
+            # force_ltc_data should not match"): a read through a CPU fallback never reuses a
+            # step marker's graph, nor the other way round
+            sig = ("keeps-graph", sig)
         prev = self.last_at_site.get(site)
         prev_seq = self.seq_at_site.get(site, 0)
         self.last_at_site[site] = graph
@@ -494,10 +557,15 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         if not ev["steps"] or ev["steps"][-1] != self.mark_steps:
             ev["steps"].append(self.mark_steps)
 
-    def read(self, tensors, what, frame=None, materialize=True):
-        """A host read of device tensors: run the part of the pending graph they need."""
+    def read(self, tensors, what, frame=None, materialize=None):
+        """A host read of device tensors: run the part of the pending graph they need.
+
+        ``materialize``: the read tensors become device data (default: unless the profile keeps
+        the graph of a read through a CPU fallback, and this is one)."""
         if frame is None:
             frame = user_frame()
+        if materialize is None:
+            materialize = not (self.profile.reads_keep_graph and _fallback_read(what, tensors))
         self.critical += 1
         try:
             if self.broken is None:
@@ -528,7 +596,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 f"{what} needs the device to run a graph, and torch_xla.compile(full_graph=True) "
                 "allows none inside the compiled function")
         if roots:
-            self._execute(roots, self._site(what, frame), what)
+            self._execute(roots, self._site(what, frame), what, keeps_graph=not materialize)
             if materialize:
                 self._materialize(hs)
         self._sync(what, frame)
@@ -587,6 +655,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             "backward_passes": self.bw_count,
             "internal_error": self.broken,
             "notes": list(self.notes),
+            "scalars": "data" if self.profile.scalars_are_data else "constant",
+            "assumptions": [self.profile.assumption] if self.profile.assumption else [],
         }
 
     # -- activation ------------------------------------------------------------------------------

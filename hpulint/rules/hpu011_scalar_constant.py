@@ -1,9 +1,11 @@
 """HPU011 loop-scalar-constant: a loop counter as a Python scalar operand of tensor arithmetic.
 
-Source: seed 002 ("Avoiding Constant Variables in Loops"): Gaudi's lazy mode records a Python
-scalar operand as a constant operator, so ``x * i`` is a new graph for every ``i``. PyTorch/XLA
-passes such scalars as graph data (except the values 0 and 1), so this rule is on by default only
-for the ``hpu`` target; select HPU011 explicitly to check other targets.
+Evidence: Gaudi's "Avoiding Constant Variables in Loops" (seed 002) shows a loop value used as an
+*index* becoming a constant (HPU001); no Gaudi source says a scalar *operand* does. On real
+PyTorch/XLA 2.9 (tests/data/calibration/scripts/scalar_loop_counter.py) ``x * i`` compiles one
+graph for 0, one for 1 and one for every other value: no recompilation every pass. So the rule is
+off by default for every target (``hpulint.config.OFF_BY_DEFAULT``); select HPU011 by its code
+to check for the worst case (``hpulint verify --scalars constant`` replays it).
 """
 from __future__ import annotations
 
@@ -23,9 +25,9 @@ MESSAGE = (
 class LoopScalarConstant(Rule):
     code = "HPU011"
     name = "loop-scalar-constant"
-    summary = "a loop counter as a Python scalar operand of tensor arithmetic (hpu target)"
+    summary = ("a loop counter as a Python scalar operand of tensor arithmetic (off by default: "
+               "select it by code)")
     triggers = ("for ", "while ")
-    default_target = "hpu"
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._check(node, node.left, node.right)

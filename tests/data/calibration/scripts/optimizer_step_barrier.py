@@ -1,0 +1,16 @@
+# xm.optimizer_step(opt, barrier=True): the optimizer step ends the step.
+import torch
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+device = torch_xla.device()
+torch.manual_seed(0)
+model = torch.nn.Linear(8, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+for step in range(6):
+    x = torch.randn(4, 8).to(device)
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    xm.optimizer_step(opt, barrier=True)
+print(loss.item())
