@@ -68,7 +68,9 @@ def checkouts(args) -> dict:
 
 def lint_repo(root: Path, files: list, jobs: int) -> tuple:
     cfg = Config()
-    paths = [str(root / f) for f in files if (root / f).is_file()]
+    # as a user runs it: test code is not checked (lint-tests = false), so labels there count
+    # as missed hazards and clean look-alikes
+    paths = [str(root / f) for f in files if (root / f).is_file() and not cfg.is_test(root / f)]
     start = time.perf_counter()
     infos = index_for(paths, root, discover, cfg)
     results, _ = run(infos, paths, cfg, jobs=jobs)
@@ -116,7 +118,7 @@ def main(argv=None) -> int:
               + (f", {len(errors)} file errors" if errors else ""))
         for r in rows:
             hit = covered(found.get((r["path"], r["code"]), []), r["line"])
-            outcome.append({**r, "reported": hit})
+            outcome.append({**r, "reported": hit, "test_code": Config().is_test(root / r["path"])})
     if missing_repos:
         print("no checkout for: " + ", ".join(missing_repos), file=sys.stderr)
     report(outcome, args.show_misses)
@@ -154,6 +156,11 @@ def report(outcome: list, show_misses: bool) -> None:
             print(f"{fam:<12} {_fmt(f, h):>24} {_fmt(c, s):>24}")
     f, h, c, s = _score(scored)
     print(f"{'all':<12} {_fmt(f, h):>24} {_fmt(c, s):>24}")
+    tests = [r for r in scored if r.get("test_code")]
+    if tests:
+        f2, h2, c2, s2 = _score([r for r in scored if not r.get("test_code")])
+        print(f"{'not tests':<12} {_fmt(f2, h2):>24} {_fmt(c2, s2):>24}   "
+              f"({len(tests)} labels are in test code, which is not checked by default)")
     if apart:
         f, h, c, s = _score(apart)
         print(f"\n{len(apart)} labels of target-only rules on device-neutral code, not scored: "
