@@ -1075,3 +1075,44 @@ def test_hpu007_drop_last_from_an_option_that_is_off_unless_given():
     assert [(f.code, f.line) for f in findings] == [("HPU007", 12)]
     assert findings[0].message.endswith("here `drop_last=FLAGS.drop_last` is off unless the script is run with `--drop_last`")
     assert findings[0].fix is None
+
+
+def test_review_round_three_look_alikes_and_patched_forwards():
+    # a logging guard above a loop over the values to log: read on logging steps only
+    src = GAUDI + """
+        def train(model, opt, loader, log_every):
+            for step, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                htcore.mark_step()
+                opt.step()
+                htcore.mark_step()
+                if step % log_every == 0:
+                    for name, p in model.named_parameters():
+                        print(name, p.grad.norm().item())
+        """
+    assert found(src) == []
+    # `t != None` is answered by identity: no read
+    src = GAUDI + """
+        def train(model, opt, loader):
+            for x, y in loader:
+                loss = model(x).sum()
+                if loss != None:
+                    loss.backward()
+                htcore.mark_step()
+                opt.step()
+                htcore.mark_step()
+        """
+    assert found(src) == []
+    # a forward written to replace a model's: it runs every step; its layer loop is one graph
+    src = """
+        import torch
+
+        def gaudi_encoder_forward(self, hidden):
+            for i, layer in enumerate(self.layers):
+                hidden = layer(hidden)
+                if torch.isnan(hidden).any():
+                    hidden = torch.zeros_like(hidden)
+            return hidden
+        """
+    assert found(src) == ["HPU008@7"]

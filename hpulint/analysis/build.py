@@ -68,6 +68,8 @@ def _value(an, node) -> Val:
         ops = [c.operator for c in node.comparisons]
         if any(isinstance(o, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for o in ops):
             return V_SCALAR
+        if any(isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in node.comparisons):
+            return V_SCALAR  # `t != None`: Python answers by identity, no tensor is read
         parts = (value(an, node.left), *(value(an, c.comparator) for c in node.comparisons))
         return Arith(parts, "cmp")
     if tp is cst.UnaryOperation:

@@ -120,9 +120,14 @@ class Analysis(Walker):
         return lambda: self.hot_reason(here)
 
     def log_guarded(self, here: Here) -> bool:
-        """Under a logging-interval or run-once test within the innermost loop around the point
-        (an `if` that wraps an optimizer step is gradient accumulation, not logging)."""
-        depth = here.loop.if_depth if here.loop is not None else 0
+        """Under a logging-interval or run-once test within the innermost step loop around the
+        point (or the innermost loop, when none steps): a guard above a loop over the values to
+        log counts too. An `if` that wraps an optimizer step is gradient accumulation, not
+        logging."""
+        loop = here.loop
+        step = next((lp for lp in loop.chain() if lp.is_step_loop), None) if loop is not None else None
+        loop = step or loop
+        depth = loop.if_depth if loop is not None else 0
         for b in here.branches[depth:]:
             if b.in_body and b.interval and id(b.node) not in self.wraps_step:
                 return True

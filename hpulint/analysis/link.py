@@ -152,6 +152,10 @@ class Linked:
         for fid, (mod, f) in p.functions.items():
             if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
                 hot[fid] = f"{f['name']}(), called once per step"
+            elif (f["cls"] is None and f["kind"] != "module" and f["params"][:1] == ["self"]
+                  and f["name"].endswith("forward") and fid not in hot):
+                # `def gaudi_llama_forward(self, ...)`, assigned over a model's forward
+                hot[fid] = "a forward() written to replace a model's (its first parameter is self)"
         return hot
 
     def _multi_step(self, loops: dict) -> set:
