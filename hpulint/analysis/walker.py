@@ -12,6 +12,7 @@ No libcst scope or qualified-name metadata: they cost several parses' worth of t
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -34,6 +35,7 @@ _LIBRARY_PREFIXES = ("torch.", "numpy.", "math.", "os.", "sys.", "logging.", "re
                      "pickle.", "glob.", "datetime.", "builtins.")
 _TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.nn.Parameter", "torch.FloatTensor",
                                  "torch.LongTensor", "torch.BoolTensor"})
+_LAZY_MODE_SET = re.compile(r"PT_HPU_LAZY_MODE['\"]\s*(?:\]\s*=|,|:)\s*['\"]?([01])\b")
 COMPILE_BACKENDS = frozenset({"hpu_backend", "openxla", "aot_hpu_training_backend", "inductor"})
 
 
@@ -339,6 +341,19 @@ class Walker:
             self.evidence.setdefault(value[:3], f"uses the device string '{value}'")
         elif value in COMPILE_BACKENDS and value != "inductor":
             self.evidence.setdefault("compile", f"uses the torch.compile backend '{value}'")
+        elif value == "PT_HPU_LAZY_MODE":
+            self._note_lazy_mode()
+
+    def _note_lazy_mode(self) -> None:
+        """`os.environ["PT_HPU_LAZY_MODE"] = "0"` (or setdefault/update/putenv with "0"): Gaudi's
+        eager mode, where torch.compile is the graph path; "1": lazy mode."""
+        stmt = self.statement
+        text = cst.Module([]).code_for_node(stmt) if stmt is not None else ""
+        m = _LAZY_MODE_SET.search(text)
+        if m:
+            key = "eager" if m.group(1) == "0" else "lazy"
+            self.evidence.setdefault(key, f"sets PT_HPU_LAZY_MODE={m.group(1)}")
+            self.evidence.setdefault("hpu", f"sets PT_HPU_LAZY_MODE={m.group(1)}")
 
     # --- classes and functions ---------------------------------------------------------------
 

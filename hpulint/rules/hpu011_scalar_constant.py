@@ -25,6 +25,7 @@ class LoopScalarConstant(Rule):
     name = "loop-scalar-constant"
     summary = "a loop counter as a Python scalar operand of tensor arithmetic (hpu target)"
     triggers = ("for ", "while ")
+    lazy_mode_only = True
     default_target = "hpu"
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
