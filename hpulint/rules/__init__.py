@@ -15,6 +15,7 @@ from hpulint.rules.hpu011_scalar_constant import LoopScalarConstant
 from hpulint.rules.hpu012_host_read_breaks_graph import HostReadBreaksGraph
 from hpulint.rules.hpu013_branch_on_tensor_breaks_graph import BranchOnTensorBreaksGraph
 from hpulint.rules.hpu014_dynamic_output_breaks_graph import DynamicOutputBreaksGraph
+from hpulint.rules.hpu015_static_shapes_recompile import StaticShapesRecompile
 
 ALL_RULES = (
     LoopIteratorConstant,
@@ -31,5 +32,6 @@ ALL_RULES = (
     HostReadBreaksGraph,
     BranchOnTensorBreaksGraph,
     DynamicOutputBreaksGraph,
+    StaticShapesRecompile,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}
