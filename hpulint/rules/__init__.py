@@ -16,6 +16,7 @@ from hpulint.rules.hpu012_host_read_breaks_graph import HostReadBreaksGraph
 from hpulint.rules.hpu013_branch_on_tensor_breaks_graph import BranchOnTensorBreaksGraph
 from hpulint.rules.hpu014_dynamic_output_breaks_graph import DynamicOutputBreaksGraph
 from hpulint.rules.hpu015_static_shapes_recompile import StaticShapesRecompile
+from hpulint.rules.hpu016_module_attribute_recompile import ModuleAttributeRecompile
 
 ALL_RULES = (
     LoopIteratorConstant,
@@ -33,5 +34,6 @@ ALL_RULES = (
     BranchOnTensorBreaksGraph,
     DynamicOutputBreaksGraph,
     StaticShapesRecompile,
+    ModuleAttributeRecompile,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}

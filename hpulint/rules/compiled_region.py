@@ -185,9 +185,11 @@ class LoopCalls(Rule):
 
 def _bounded(loop) -> bool:
     node = getattr(loop, "node", None)
-    if not isinstance(node, cst.For):
-        return False
-    it = node.iter
+    return isinstance(node, cst.For) and bounded_iter(node.iter)
+
+
+def bounded_iter(it) -> bool:
+    """A literal list of fewer values than the recompile limit, or a short literal range."""
     if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
         return len(it.elements) < RECOMPILE_LIMIT
     if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
