@@ -17,6 +17,7 @@ from hpulint.rules.hpu013_branch_on_tensor_breaks_graph import BranchOnTensorBre
 from hpulint.rules.hpu014_dynamic_output_breaks_graph import DynamicOutputBreaksGraph
 from hpulint.rules.hpu015_static_shapes_recompile import StaticShapesRecompile
 from hpulint.rules.hpu016_module_attribute_recompile import ModuleAttributeRecompile
+from hpulint.rules.hpu017_changing_python_value_recompile import ChangingValueRecompile
 
 ALL_RULES = (
     LoopIteratorConstant,
@@ -35,5 +36,6 @@ ALL_RULES = (
     DynamicOutputBreaksGraph,
     StaticShapesRecompile,
     ModuleAttributeRecompile,
+    ChangingValueRecompile,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}
