@@ -19,6 +19,7 @@ RECOMPILE_LIMIT = 8  # torch._dynamo.config.recompile_limit's default
 
 _FLAG = r"(?:torch\._dynamo\.config\.|dynamo_config\.|config\.)?{name}\s*=\s*True"
 _SCALARS = re.compile(_FLAG.format(name="capture_scalar_outputs"))
+_LIMIT = re.compile(r"\b(?:recompile_limit|cache_size_limit)\s*=\s*(\d+)")
 _DYNAMIC_OUT = re.compile(_FLAG.format(name="capture_dynamic_output_shape_ops"))
 
 
@@ -39,6 +40,12 @@ def maybe_tensor(an, v) -> bool:
     """Known to be a tensor, or not known to be anything else (`.item()` only tensors have)."""
     return an.kind(v) not in ("scalar", "other", "seq", "none", "size", "model", "optimizer",
                               "loader", "marking-loader", "sym", DATA)
+
+
+def recompile_limit(source: str) -> int:
+    """`torch._dynamo.config.recompile_limit = N` (or the older cache_size_limit) in the file."""
+    m = _LIMIT.search(source)
+    return int(m.group(1)) if m else RECOMPILE_LIMIT
 
 
 def captures_scalars(source: str) -> bool:
@@ -87,6 +94,7 @@ class LoopCalls(Rule):
         self.rebound: dict = {}  # id(loop) -> {name}: names re-assigned in the loop
         self.dynamic_marked: set = set()  # (id(loop), name) given to mark_dynamic in the loop
         self.calls: list = []  # (call node, callee code, loop, counters {name: Loop})
+        self.limit = recompile_limit(ctx.source)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         loop = self.an.loop
@@ -180,24 +188,24 @@ class LoopCalls(Rule):
     def unbounded(self, names: set, counters: dict) -> set:
         """The counters among ``names`` whose loop may take more values than the recompile
         limit (a literal list of a few sizes, `range(4)`, cannot storm)."""
-        return {n for n in names if not _bounded(counters.get(n))}
+        return {n for n in names if not _bounded(counters.get(n), self.limit)}
 
 
-def _bounded(loop) -> bool:
+def _bounded(loop, limit: int = RECOMPILE_LIMIT) -> bool:
     node = getattr(loop, "node", None)
-    return isinstance(node, cst.For) and bounded_iter(node.iter)
+    return isinstance(node, cst.For) and bounded_iter(node.iter, limit)
 
 
-def bounded_iter(it) -> bool:
+def bounded_iter(it, limit: int = RECOMPILE_LIMIT) -> bool:
     """A literal list of fewer values than the recompile limit, or a short literal range."""
     if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
-        return len(it.elements) < RECOMPILE_LIMIT
+        return len(it.elements) < limit
     if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
         ints = [int(a.value.value) for a in it.args if isinstance(a.value, cst.Integer)]
         if len(ints) == len(it.args) and ints:
             lo, hi = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
             step = ints[2] if len(ints) > 2 and ints[2] else 1
-            return len(range(lo, hi, step)) < RECOMPILE_LIMIT
+            return len(range(lo, hi, step)) < limit
     return False
 
 

@@ -14,7 +14,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import _bounded, bounded_iter, is_compile_call, names_in
+from hpulint.rules.compiled_region import _bounded, bounded_iter, is_compile_call, names_in, recompile_limit
 
 MESSAGE = (
     "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
@@ -40,6 +40,7 @@ class ModuleAttributeRecompile(Rule):
         self.reads: dict = {}  # (class name, attr) -> first Attribute node read in forward
         self.made: list = []  # (class name, Call, {arg position or keyword: varying counter})
         self.per_instance: list = []  # (class name or value, how, classes the loop's iterable builds)
+        self.limit = recompile_limit(ctx.source)
         self.built: dict = {}  # name -> names called in the expression last assigned to it
 
     # comprehensions: their targets vary like loop counters
@@ -128,10 +129,10 @@ class ModuleAttributeRecompile(Rule):
         recompile limit."""
         out = set()
         for names, it in self.comp_targets:
-            if it is None or not bounded_iter(it):
+            if it is None or not bounded_iter(it, self.limit):
                 out |= names
         for name, origin in self.an.counters_here().items():
-            if not isinstance(origin, str) and not _bounded(origin):
+            if not isinstance(origin, str) and not _bounded(origin, self.limit):
                 out.add(name)
         return out
 

@@ -99,7 +99,7 @@ class ChangingValueRecompile(LoopCalls):
             if isinstance(expr, cst.Name):
                 for lp in loop.chain():
                     how = self.grown.get(id(lp), {}).get(expr.value)
-                    if how is not None and not _bounded_chain(lp):
+                    if how is not None and not _bounded_chain(lp, self.limit):
                         return LIST, expr.value, f"`{expr.value}{how}`" if how.startswith(".") else "`+=`"
         return None
 
@@ -113,7 +113,7 @@ class ChangingValueRecompile(LoopCalls):
             reads |= set(names_in(stmt))
         for lp in loop.chain():
             for name, how in self.bumped.get(id(lp), {}).items():
-                if name in reads and name not in local and name in self.globals_int and not _bounded_chain(lp):
+                if name in reads and name not in local and name in self.globals_int and not _bounded_chain(lp, self.limit):
                     return GLOBAL, name, how
         return None
 
@@ -129,11 +129,12 @@ def _string_of(expr: cst.BaseExpression, counters: dict) -> bool:
             return any(n in counters for n in names_in(expr))
         if isinstance(f, cst.Attribute) and f.attr.value == "format" and isinstance(f.value, cst.SimpleString):
             return any(n in counters for n in names_in(expr))
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Modulo) and isinstance(expr.left, cst.SimpleString):
-            return any(n in counters for n in names_in(expr.right))
-        if isinstance(expr.operator, cst.Add):
-            return _string_of(expr.left, counters) or _string_of(expr.right, counters)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Modulo)):
+        if _string_of(expr.left, counters) or _string_of(expr.right, counters):
+            return True
+        literal = any(isinstance(side, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
+                      for side in (expr.left, expr.right))
+        return literal and any(n in counters for n in names_in(expr))
     return False
 
 
@@ -147,7 +148,7 @@ def _has_float(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def _bounded_chain(loop) -> bool:
+def _bounded_chain(loop, limit: int) -> bool:
     from hpulint.rules.compiled_region import _bounded
 
-    return all(_bounded(lp) for lp in loop.chain())
+    return all(_bounded(lp, limit) for lp in loop.chain())
