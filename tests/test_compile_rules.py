@@ -262,3 +262,45 @@ def test_int_and_float_arguments_are_not_reported():
         for step in range(100):
             shift(torch.randn(4), step, 0.1 * step)
         """) == []
+
+
+def test_print_and_logging_break_the_graph_whatever_they_print():
+    # measured on torch 2.13: print("hello") and log.info("step done") are one break each
+    src = """\
+        import logging
+        import torch
+
+        log = logging.getLogger("x")
+
+        @torch.compile
+        def f(x, step):
+            print("hello")
+            y = x * 2
+            log.info("step done")
+            return y + 1
+
+        for i in range(4):
+            f(torch.randn(4), i)
+        """
+    assert found(src) == [("HPU012", 8), ("HPU012", 10)]
+    assert all("does not trace print and logging" in m for m in messages(src, "HPU012"))
+
+
+def test_global_read_through_a_helper_the_compiled_function_calls():
+    # measured on torch 2.13: 8 graphs, 7 recompiles, an eager fallback
+    assert found("""\
+        import torch
+
+        global_step = 0
+
+        def scale():
+            return 1.0 / (global_step + 1)
+
+        @torch.compile
+        def f(x):
+            return x * scale()
+
+        for i in range(12):
+            f(torch.randn(4))
+            global_step += 1
+        """) == [("HPU017", 13)]

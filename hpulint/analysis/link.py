@@ -344,8 +344,9 @@ class Linked:
         p = self.project
         todo = []
         for fid, (mod, f) in p.functions.items():
-            if any(d == "torch.compile" or d.endswith("torch_xla.compile") for d in f["decorators"]):
-                self.compiled[fid] = f"@torch.compile on {f['name']}()"
+            dec = next((d for d in f["decorators"] if d == "torch.compile" or d.endswith("torch_xla.compile")), None)
+            if dec is not None:
+                self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
                 todo.append(fid)
         for mod, s in p.modules.items():
             for j, how in s.get("compiled", ()):

@@ -16,10 +16,11 @@ from hpulint.rules.base import Rule
 from hpulint.rules.compiled_region import captures_scalars, compiled_why, is_tensor, maybe_tensor, where
 
 MESSAGE = (
-    "{what} {where}: Dynamo cannot trace a read of a tensor's value to the host, so the graph "
-    "breaks here on every call (graph break: the graph ends, Python runs the read, the rest "
-    "compiles as another graph). {fix}"
+    "{why}, so the graph breaks here on every call (graph break: the graph ends, Python runs it, "
+    "the rest compiles as another graph). {fix}"
 )
+READ = "Dynamo cannot trace a read of a tensor's value to the host"
+UNTRACED = "Dynamo does not trace print and logging calls, whatever they print"
 FIX_RETURN = ("Move the read out of the compiled function: return the tensor and read it in the "
               "eager code around it, on logging steps only")
 FIX_SCALAR = FIX_RETURN + ", or set `torch._dynamo.config.capture_scalar_outputs = True`"
@@ -32,7 +33,7 @@ LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical"
 class HostReadBreaksGraph(Rule):
     code = "HPU012"
     name = "host-read-breaks-graph"
-    summary = ".item()/.tolist()/float()/print of a tensor inside a torch.compile'd function (graph break)"
+    summary = ".item()/.tolist()/float() of a tensor, print or logging inside a torch.compile'd function (graph break)"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(")
 
@@ -54,18 +55,31 @@ class HostReadBreaksGraph(Rule):
             elif method in ("tolist", "numpy") and not node.args:
                 self._report(node, f"`.{method}()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
             elif method in LOG_METHODS and _is_logger(an, func.value):
-                vals = _printed(an, node)
-                self._report(node, "logging a tensor", FIX_PRINT, lambda: any(is_tensor(an, v) for v in vals))
+                self._print(node, "logging")
             return
         if isinstance(func, cst.Name):
             if func.value in CONVERSIONS and len(node.args) == 1 and not self.scalars:
                 v = an.value(node.args[0].value)
                 self._report(node, f"`{func.value}()` of a tensor", FIX_SCALAR, lambda: is_tensor(an, v))
             elif func.value == "print" and "print" not in an.bound_names():
-                vals = _printed(an, node)
-                self._report(node, "printing a tensor", FIX_PRINT, lambda: any(is_tensor(an, v) for v in vals))
+                self._print(node, "printing")
 
-    def _report(self, node: cst.CSTNode, what: str, fix: str, check) -> None:
+    def _print(self, node: cst.Call, verb: str) -> None:
+        """print() and logging calls break the graph whatever they print (measured on 2.13)."""
+        an = self.an
+        if any(_has_read(a.value) for a in node.args):
+            return  # print(loss.item()): the read inside is reported, one finding for the line
+        vals = _printed(an, node)
+        call = "print(...)" if verb == "printing" else "a logging call"
+
+        def subject():
+            if any(is_tensor(an, v) for v in vals):
+                return f"{verb} a tensor", READ
+            return f"`{call}`" if verb == "printing" else call, UNTRACED
+
+        self._report(node, None, FIX_PRINT, lambda: True, subject=subject)
+
+    def _report(self, node: cst.CSTNode, what, fix: str, check, subject=None) -> None:
         an = self.an
         fn = an.function
 
@@ -73,9 +87,10 @@ class HostReadBreaksGraph(Rule):
             reason = compiled_why(an, fn)
             if reason is None or not check():
                 return None
-            return where(fn, reason)
+            said, why = subject() if subject is not None else (what, READ)
+            return f"{said} {where(fn, reason)}: {why}"
 
-        self.report(node, MESSAGE.format(what=what, where="{why}", fix=fix), when=when)
+        self.report(node, MESSAGE.format(why="{why}", fix=fix), when=when)
 
 
 def _printed(an, call: cst.Call) -> list:
@@ -112,3 +127,17 @@ def _is_logger(an, node: cst.BaseExpression) -> bool:
     name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
     return name in ("logger", "log", "logging", "LOGGER", "_logger", "_log")
 
+
+
+def _has_read(node: cst.BaseExpression) -> bool:
+    """The expression calls `.item()`/`.tolist()`/`.numpy()` or float()/int()/bool() itself."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call):
+            f = n.func
+            if (isinstance(f, cst.Attribute) and f.attr.value in ("item", "tolist", "numpy") and not n.args) or \
+                    (isinstance(f, cst.Name) and f.value in CONVERSIONS and len(n.args) == 1):
+                return True
+        stack += list(n.children)
+    return False

@@ -37,10 +37,14 @@ class ChangingValueRecompile(LoopCalls):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.compiled: dict = {}  # name called -> FunctionDef (None for a compiled module or a wrapper)
+        self.defs: dict = {}  # module-level function name -> FunctionDef
         self.globals_int: set = set()  # module-level names bound to an int literal
         self.bumped: dict = {}  # id(loop) -> {name: how} int names re-bound in the loop
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent = self.an.function.parent  # the walk is already inside the function
+        if parent is not None and parent.kind == "module":
+            self.defs[node.name.value] = node
         for d in node.decorators:
             dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
             q = self.an.qualname(dec) or ""
@@ -103,19 +107,38 @@ class ChangingValueRecompile(LoopCalls):
                         return LIST, expr.value, f"`{expr.value}{how}`" if how.startswith(".") else "`+=`"
         return None
 
+    def _reads(self, fn: cst.FunctionDef) -> set:
+        """Names the function reads, with those of the same-file functions it calls (Dynamo
+        inlines them and guards on the globals they read)."""
+        reads, seen, todo = set(), set(), [fn]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            names = _body_names(f)
+            reads |= names
+            todo += [self.defs[n] for n in names if n in self.defs]
+        return reads
+
     def _global(self, fn, loop):
         """A global int the compiled function reads and the loop re-binds."""
         if fn is None or loop.scope.kind != "module":
             return None
         local = {p.name.value for p in fn.params.params}
-        reads = set()
-        for stmt in fn.body.body:
-            reads |= set(names_in(stmt))
+        reads = self._reads(fn)
         for lp in loop.chain():
             for name, how in self.bumped.get(id(lp), {}).items():
                 if name in reads and name not in local and name in self.globals_int and not _bounded_chain(lp, self.limit):
                     return GLOBAL, name, how
         return None
+
+
+def _body_names(fn: cst.FunctionDef) -> set:
+    out = set()
+    for stmt in fn.body.body:
+        out |= set(names_in(stmt))
+    return out
 
 
 def _string_of(expr: cst.BaseExpression, counters: dict) -> bool:
