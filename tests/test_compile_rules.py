@@ -304,3 +304,22 @@ def test_global_read_through_a_helper_the_compiled_function_calls():
             f(torch.randn(4))
             global_step += 1
         """) == [("HPU017", 13)]
+
+
+def test_dynamic_false_fix_is_safe_only_for_backends_that_compile_dynamic_shapes():
+    from hpulint.fix import fix_source
+
+    src = dedent("""\
+        import torch
+        import torch.nn as nn
+
+        model = torch.compile(nn.Linear(8, 8){backend}, dynamic=False)
+        for n in range(4, 40):
+            model(torch.randn(n, 8))
+        """)
+    plain = fix_source(src.format(backend=""), "t.py", Config())
+    assert "model = torch.compile(nn.Linear(8, 8))\n" in plain.fixed and plain.remaining == []
+    hpu = src.format(backend=', backend="hpu_backend"')
+    assert fix_source(hpu, "t.py", Config()).fixed == hpu  # unsafe: not applied by default
+    forced = fix_source(hpu, "t.py", Config(), unsafe=True).fixed
+    assert 'model = torch.compile(nn.Linear(8, 8), backend="hpu_backend")\n' in forced

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code, keyword
-from hpulint.model import SAFE, Fix
+from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compiled_region import LoopCalls, bound_name, is_compile_call
 
 MESSAGE = (
@@ -34,7 +34,7 @@ class StaticShapesRecompile(LoopCalls):
     name = "static-shapes-recompile"
     summary = "dynamic=False / mark_static on a compiled function fed sizes that change every call"
     triggers = ("dynamic=False", "mark_static")
-    fix_safety = "safe"
+    fix_safety = "safe or unsafe"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -126,5 +126,10 @@ def _remove_kw_fix(call: cst.Call, arg: cst.Arg) -> Fix:
     if args and last is arg:
         args[-1] = args[-1].with_changes(comma=arg.comma if isinstance(arg.comma, cst.Comma)
                                          and "\n" in code(arg.comma) else cst.MaybeSentinel.DEFAULT)
-    return Fix(SAFE, "remove dynamic=False (Dynamo makes a size dynamic once it changes)",
+    backend = keyword(call, "backend")
+    name = backend.value.strip("'\"") if isinstance(backend, cst.SimpleString) else None
+    # the default backends compile dynamic shapes; others (hpu_backend, openxla, a custom one)
+    # may not, so there the fix is the user's call
+    safe = backend is None or name in ("inductor", "eager", "aot_eager")
+    return Fix(SAFE if safe else UNSAFE, "remove dynamic=False (Dynamo makes a size dynamic once it changes)",
                {call: call.with_changes(args=args)})
