@@ -63,7 +63,7 @@ def run_fix(root: Path) -> subprocess.CompletedProcess:
 def check_repo(name: str, checkout: Path, keep: Path | None) -> dict:
     with tempfile.TemporaryDirectory(prefix="hpulint-fix-safety-") as tmp:
         dst = Path(tmp) / checkout.name
-        shutil.copytree(checkout, dst, ignore=shutil.ignore_patterns(".git", "*.pyc", "__pycache__"))
+        shutil.copytree(checkout, dst, symlinks=True, ignore=shutil.ignore_patterns(".git", "*.pyc", "__pycache__"))
         files = sorted(p for p in dst.rglob("*.py") if p.is_file())
         before = {p: p.read_text(encoding="utf-8", errors="replace") for p in files}
         t0 = time.perf_counter()

@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-TARGETS = ("auto", "hpu", "xla")
+TARGETS = ("auto", "hpu", "xla", "compile")
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".env", "env", "__pycache__",
     "build", "dist", "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache",

@@ -318,6 +318,8 @@ class _FileContext:
     def add(self, rule, node, message, fix, when) -> None:
         if rule.default_target and not self.config.explicit(rule.code):
             when = _only_for_target(self.analysis, self.analysis.function, rule.default_target, when)
+        if rule.lazy_mode_only:
+            when = _only_in_lazy_mode(self.analysis, self.analysis.function, when)
         self.pending.append((rule, node, message, fix, when, self.analysis.statement))
 
     def evaluate(self) -> list:
@@ -356,6 +358,17 @@ def _only_for_target(an: Analysis, fn, target: str, inner):
 
     def when():
         if an.target_of(fn) != target:
+            return None
+        return inner() if inner is not None else ""
+
+    return when
+
+
+def _only_in_lazy_mode(an: Analysis, fn, inner):
+    """Wrap a deferred condition: report only where the code can run in lazy mode."""
+
+    def when():
+        if not an.lazy_mode(fn):
             return None
         return inner() if inner is not None else ""
 

@@ -42,9 +42,9 @@ def test_dynamo_recompiles_log():
 
 def test_dynamo_graph_breaks_log_each_break_is_a_static_finding():
     assert summary(DYNAMO / "graph_breaks.log") == [
-        ("graph break", "HPU005", "graph_breaks.py:15", 1, "covered"),  # .item()
-        ("graph break", "HPU008", "graph_breaks.py:16", 2, "covered"),  # if h.mean() > 0 (and its duplicate)
-        ("graph break", "HPU006", "graph_breaks.py:18", 1, "covered"),  # h[h > 0]
+        ("graph break", "HPU012", "graph_breaks.py:15", 1, "covered"),  # .item()
+        ("graph break", "HPU013", "graph_breaks.py:16", 2, "covered"),  # if h.mean() > 0 (and its duplicate)
+        ("graph break", "HPU014", "graph_breaks.py:18", 1, "covered"),  # h[h > 0]
     ]
 
 
@@ -53,9 +53,9 @@ def test_dynamo_recompile_limit_log_finds_what_the_linter_misses():
         ("recompilation", "HPU001", "recompile_limit.py:15", 4, "not covered"),  # steps[i], i == 0 ... 3
         ("recompile limit", "HPU001", "recompile_limit.py:15", 1, "not covered"),
         ("graph break", None, "recompile_limit.py:23", 1, "not covered"),  # backward() in compiled code
-        ("graph break", "HPU005", "recompile_limit.py:24", 1, "covered"),  # loss.item()
-        ("graph break", "HPU005", "recompile_limit.py:24", 2, "covered"),  # print() of it
-        ("recompilation", "HPU005", "recompile_limit.py:24", 1, "covered"),  # ___stack2 == 0.467...
+        ("graph break", "HPU012", "recompile_limit.py:24", 1, "covered"),  # loss.item()
+        ("graph break", "HPU012", "recompile_limit.py:24", 2, "covered"),  # print() of it
+        ("recompilation", "HPU012", "recompile_limit.py:24", 1, "covered"),  # ___stack2 == 0.467...
     ]
 
 
@@ -124,23 +124,23 @@ def test_json_sarif_and_github(capsys, monkeypatch):
     _, out, _ = run(["explain", "--format", "json", log], root, capsys, monkeypatch)
     data = json.loads(out)
     assert [(e["rule"], e["path"], e["line"], e["count"], e["coverage"]) for e in data] == [
-        ("HPU005", "tests/data/logs/dynamo/graph_breaks.py", 15, 1, "covered"),
-        ("HPU008", "tests/data/logs/dynamo/graph_breaks.py", 16, 2, "covered"),
-        ("HPU006", "tests/data/logs/dynamo/graph_breaks.py", 18, 1, "covered"),
+        ("HPU012", "tests/data/logs/dynamo/graph_breaks.py", 15, 1, "covered"),
+        ("HPU013", "tests/data/logs/dynamo/graph_breaks.py", 16, 2, "covered"),
+        ("HPU014", "tests/data/logs/dynamo/graph_breaks.py", 18, 1, "covered"),
     ]
-    assert data[0]["static"] == [{"code": "HPU005", "line": 15, "col": 17}]
+    assert data[0]["static"] == [{"code": "HPU012", "line": 15, "col": 17}]
     assert data[0]["log"] == log and data[0]["log_line"] == 15
     _, out, _ = run(["explain", "--format", "sarif", log], root, capsys, monkeypatch)
     run0 = json.loads(out)["runs"][0]
     res = run0["results"][1]
-    assert res["ruleId"] == "HPU008"
+    assert res["ruleId"] == "HPU013"
     assert res["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "tests/data/logs/dynamo/graph_breaks.py"}, "region": {"startLine": 16}}
-    assert run0["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "HPU008"
+    assert run0["tool"]["driver"]["rules"][res["ruleIndex"]]["id"] == "HPU013"
     _, out, _ = run(["explain", "--format", "github", log], root, capsys, monkeypatch)
     first = out.splitlines()[0]
     assert first.startswith("::warning file=tests/data/logs/dynamo/graph_breaks.py,line=15,"
-                            "title=hpulint explain%3A HPU005 graph break::graph break: Unsupported Tensor.item()")
+                            "title=hpulint explain%3A HPU012 graph break::graph break: Unsupported Tensor.item()")
 
 
 def test_a_log_with_no_events_says_so(capsys, monkeypatch, tmp_path):

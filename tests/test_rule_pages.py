@@ -138,6 +138,9 @@ SOURCES = (
     "https://docs.habana.ai/en/latest/PyTorch/PyTorch_Model_Porting/HPU_Graphs_Training.html",
     "https://docs.habana.ai/en/latest/PyTorch/Model_Optimization_PyTorch/Optimization_in_PyTorch_Models.html",
     "https://cloud.google.com/blog/topics/developers-practitioners/pytorchxla-performance-debugging-cloud-tpu-vm-part-ii",
+    "https://docs.pytorch.org/docs/stable/torch.compiler_troubleshooting.html",
+    "https://docs.pytorch.org/docs/stable/compile/programming_model.recompilation.html",
+    "https://docs.pytorch.org/docs/stable/compile/programming_model.graph_breaks_index.html",
 )
 
 

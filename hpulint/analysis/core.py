@@ -47,6 +47,7 @@ class Analysis(Walker):
             fn.hot_reason = info["hot"]
             fn.steps_reason = info["steps"]
             fn.compiled_reason = info["compiled"]
+            fn.eager_reason = info.get("eager")
             fn.target_info = info["target"]
             fn.counter_reasons = info["counters"]
             for lp in fn.loops:
@@ -190,6 +191,17 @@ class Analysis(Walker):
             if info:
                 return info[0]
         return None
+
+    # --- compiled regions (torch.compile) -------------------------------------------------
+
+    def compiled_why(self, fn: Scope) -> Optional[str]:
+        """Why ``fn`` runs inside a compiled region (Dynamo traces it), or None (after bind)."""
+        return getattr(fn, "compiled_reason", None)
+
+    def lazy_mode(self, fn: Scope) -> bool:
+        """Whether code in ``fn`` can run in lazy mode (after bind): not when Dynamo traces it,
+        nor when it runs eagerly next to compiled code (see ``Linked._eager``)."""
+        return not (getattr(fn, "compiled_reason", None) or getattr(fn, "eager_reason", None))
 
     # --- loops and functions -------------------------------------------------------------------
 

@@ -72,6 +72,7 @@ def answer_for(linked, key: tuple):
             "hot": linked.hot.get(fid),
             "steps": linked.steps.get(fid),
             "compiled": linked.compiled.get(fid),
+            "eager": linked.eager.get(fid),
             "target": list(target) if target else None,
             "counters": dict(sorted(linked.counter_params.get(fid, {}).items())),
         }

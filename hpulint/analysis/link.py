@@ -66,12 +66,14 @@ class Linked:
         self.counter_params: dict = {}  # fid -> {param: reason}
         self.targets: dict = {}  # fid -> (target, evidence)
         self.compiled: dict = {}  # fid -> reason
+        self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()
         self._counters()
         self._targets()
         self._compiled()
+        self._eager()
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -348,8 +350,9 @@ class Linked:
         p = self.project
         todo = []
         for fid, (mod, f) in p.functions.items():
-            if any(d == "torch.compile" or d.endswith("torch_xla.compile") for d in f["decorators"]):
-                self.compiled[fid] = f"@torch.compile on {f['name']}()"
+            dec = next((d for d in f["decorators"] if d == "torch.compile" or d.endswith("torch_xla.compile")), None)
+            if dec is not None:
+                self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
                 todo.append(fid)
         for mod, s in p.modules.items():
             for j, how in s.get("compiled", ()):
@@ -369,6 +372,57 @@ class Linked:
                 if cls is not None and cls[1] is not None and cls[1] not in self.compiled:
                     self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
                     todo.append(cls[1])
+
+    def _lazy_module(self, mod: str) -> bool:
+        """The module marks lazy steps (mark_step...) or sets PT_HPU_LAZY_MODE=1."""
+        p = self.project
+        if "lazy" in p.modules[mod].get("evidence", {}):
+            return True
+        for fid in p.modules[mod].get("functions", ()):
+            f = p.functions.get(fid, (None, None))[1]
+            if f and ("marks a step" in f["marks"] or any("marks a step" in lp["marks"] for lp in f["loops"])):
+                return True
+        return False
+
+    def _eager(self) -> None:
+        """Functions outside compiled regions that run in eager mode (not lazy mode): their file
+        uses torch.compile (or sets PT_HPU_LAZY_MODE=0, or the configuration says target
+        "compile") and never marks a lazy step; or they call a compiled function; and what they
+        call."""
+        if self.configured_target in ("hpu", "xla"):
+            return
+        p = self.project
+        lazy = {mod: self._lazy_module(mod) for mod in p.modules}
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            if fid in self.compiled or lazy[mod]:
+                continue
+            ev = p.modules[mod].get("evidence", {})
+            path = p.modules[mod].get("path") or mod
+            why = None
+            if self.configured_target == "compile":
+                why = 'target = "compile" in the configuration'
+            elif "eager" in ev:
+                why = f"{path} {ev['eager']}"
+            elif "compile" in ev:
+                why = f"{path} {ev['compile']} and never marks a lazy step"
+            else:
+                callee = next((cls[1] for _, cls, *_ in self.sites[fid]
+                               if cls is not None and cls[1] in self.compiled), None)
+                if callee is not None:
+                    why = f"it calls the compiled {self.where(callee)}"
+            if why:
+                self.eager[fid] = why
+                todo.append(fid)
+        while todo:
+            fid = todo.pop()
+            for _, cls, *_ in self.sites[fid]:
+                g = cls[1] if cls is not None else None
+                if g is None or g in self.compiled or g in self.eager or g not in p.functions \
+                        or lazy[p.functions[g][0]]:
+                    continue
+                self.eager[g] = f"called from {self.where(fid)}, which runs eagerly"
+                todo.append(g)
 
     # --- parameters used as indices -----------------------------------------------------
 

@@ -12,6 +12,7 @@ No libcst scope or qualified-name metadata: they cost several parses' worth of t
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -25,6 +26,8 @@ from hpulint.analysis.walk_bind import Bindings
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
 from hpulint.analysis.walker_base import COMPILE_BACKENDS, MISSING
+
+_LAZY_MODE_SET = re.compile(r"PT_HPU_LAZY_MODE['\"]\s*(?:\]\s*=|,|:)\s*['\"]?([01])\b")
 
 
 class Walker(Definitions, Flow, Bindings):
@@ -331,6 +334,19 @@ class Walker(Definitions, Flow, Bindings):
             self.evidence.setdefault(value[:3], f"uses the device string '{value}'")
         elif value in COMPILE_BACKENDS and value != "inductor":
             self.evidence.setdefault("compile", f"uses the torch.compile backend '{value}'")
+        elif value == "PT_HPU_LAZY_MODE":
+            self._note_lazy_mode()
+
+    def _note_lazy_mode(self) -> None:
+        """`os.environ["PT_HPU_LAZY_MODE"] = "0"` (or setdefault/update/putenv with "0"): Gaudi's
+        eager mode, where torch.compile is the graph path; "1": lazy mode."""
+        stmt = self.statement
+        text = cst.Module([]).code_for_node(stmt) if stmt is not None else ""
+        m = _LAZY_MODE_SET.search(text)
+        if m:
+            key = "eager" if m.group(1) == "0" else "lazy"
+            self.evidence.setdefault(key, f"sets PT_HPU_LAZY_MODE={m.group(1)}")
+            self.evidence.setdefault("hpu", f"sets PT_HPU_LAZY_MODE={m.group(1)}")
 
 
 ENTER = {

@@ -23,6 +23,14 @@ FIXES = {
     "HPU009": "pass only tensors, as positional arguments, to a graph-wrapped module",
     "HPU010": "set the mode with FusedSDPA.apply's arguments, not the sdp_kernel context manager",
     "HPU011": "pass the number as a device tensor (torch.tensor(v, device=...)) so the graph does not bake it in",
+    "HPU012": "move the read out of the compiled function: return the tensor and read it in the eager "
+              "code, on logging steps only",
+    "HPU013": "keep the choice in the graph: torch.where(cond, a, b) or torch.cond",
+    "HPU014": "keep shapes static (torch.where(mask, x, 0), weight by the mask), or set "
+              "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+    "HPU015": "remove dynamic=False / mark_static, or torch._dynamo.mark_dynamic(x, dim) before the call",
+    "HPU016": "compile the parent module once, or keep the attribute in a tensor buffer",
+    "HPU017": "pass the value as an int argument or a tensor, not a string, a growing list or a global",
 }
 
 _SIZE = re.compile(r"size mismatch at index (\d+)\. expected (\d+), actual (\d+)")
@@ -51,7 +59,7 @@ def classify(event, source: str) -> tuple:
         m = _FLOAT_GUARD.match(guard)
         if m:
             if m.group(1).startswith("___stack") or ".item()" in src:
-                return "HPU005", "a value read from the device (.item()) became a constant of the graph"
+                return "HPU012", "a value read from the tensor (.item()) became a constant of the graph after the break"
             return "HPU011", f"the Python number `{m.group(1)}` is baked into the graph as a constant"
         m = _INT_GUARD.match(guard)
         if m:
@@ -63,17 +71,17 @@ def classify(event, source: str) -> tuple:
     text = event.text.lower()
     if event.kind == "graph break":
         if "item()" in text or "_local_scalar_dense" in text:
-            return "HPU005", "reading a tensor's value on the host (.item()) ends the graph"
+            return "HPU012", "reading a tensor's value on the host (.item()) ends the graph"
         if "data-dependent branching" in text or "generic_jump" in text or "jump with tensorvariable" in text:
-            return "HPU008", "a branch on a tensor's value ends the graph"
+            return "HPU013", "a branch on a tensor's value ends the graph"
         if "dynamic shape operator" in text or "nonzero" in text or "unique" in text or "masked_select" in text:
-            return "HPU006", "an op whose output shape depends on the data ends the graph"
+            return "HPU014", "an op whose output shape depends on the data ends the graph"
         if "equal" in text:
-            return "HPU002", "torch.equal returns a Python bool: the graph ends there"
+            return "HPU014", "torch.equal returns a Python bool: the graph ends there"
         if "context manager" in text or "sdp_kernel" in text:
             return "HPU010", "a context manager the compiler cannot trace breaks the graph in two"
         if "builtin operator `print`" in text or "print" in src.split("(")[0]:
-            return "HPU005", "printing a value read from the device ends the graph"
+            return "HPU012", "printing a value read from a tensor ends the graph"
         return None, ""
     if event.kind == "host sync":
         return _host_read(src)

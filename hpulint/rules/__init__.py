@@ -12,6 +12,12 @@ from hpulint.rules.hpu008_data_dependent_control_flow import DataDependentContro
 from hpulint.rules.hpu009_hpu_graph_limits import HpuGraphLimits
 from hpulint.rules.hpu010_context_manager_breaks_compile import ContextManagerBreaksCompile
 from hpulint.rules.hpu011_scalar_constant import LoopScalarConstant
+from hpulint.rules.hpu012_host_read_breaks_graph import HostReadBreaksGraph
+from hpulint.rules.hpu013_branch_on_tensor_breaks_graph import BranchOnTensorBreaksGraph
+from hpulint.rules.hpu014_dynamic_output_breaks_graph import DynamicOutputBreaksGraph
+from hpulint.rules.hpu015_static_shapes_recompile import StaticShapesRecompile
+from hpulint.rules.hpu016_module_attribute_recompile import ModuleAttributeRecompile
+from hpulint.rules.hpu017_changing_python_value_recompile import ChangingValueRecompile
 
 ALL_RULES = (
     LoopIteratorConstant,
@@ -25,5 +31,11 @@ ALL_RULES = (
     HpuGraphLimits,
     ContextManagerBreaksCompile,
     LoopScalarConstant,
+    HostReadBreaksGraph,
+    BranchOnTensorBreaksGraph,
+    DynamicOutputBreaksGraph,
+    StaticShapesRecompile,
+    ModuleAttributeRecompile,
+    ChangingValueRecompile,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}

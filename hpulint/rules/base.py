@@ -29,6 +29,9 @@ class Rule:
     fix_safety: ClassVar[Optional[str]] = None  # None, "safe", "unsafe" or "safe or unsafe"
     # Only on by default when the code targets this device (explicit selection enables it).
     default_target: ClassVar[Optional[str]] = None
+    # A lazy-mode rule: quiet in code Dynamo traces (a compiled region) and in code that runs
+    # eagerly next to compiled code (the compile rules HPU012-HPU017 cover those).
+    lazy_mode_only: ClassVar[bool] = False
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx

@@ -51,6 +51,7 @@ class LoopIteratorConstant(Rule):
     name = "loop-iterator-constant"
     summary = "a loop counter used as a tensor index, slice bound, size or dim in a step loop"
     triggers = ("for ", "while ", "def ")
+    lazy_mode_only = True
     fix_safety = "unsafe"
 
     def __init__(self, ctx) -> None:

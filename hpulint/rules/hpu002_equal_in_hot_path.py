@@ -24,6 +24,7 @@ class EqualInHotPath(Rule):
     name = "equal-in-hot-path"
     summary = "torch.equal in a step loop, a forward() or a function called every step"
     triggers = ("equal",)
+    lazy_mode_only = True
     fix_safety = "unsafe"
 
 

@@ -30,6 +30,7 @@ class GrowingCatAccumulator(Rule):
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
     triggers = ("cat", "stack")
+    lazy_mode_only = True
     fix_safety = "safe"
 
 

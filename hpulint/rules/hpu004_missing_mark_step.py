@@ -39,6 +39,7 @@ class MissingMarkStep(Rule):
     name = "missing-mark-step"
     summary = "a lazy-device training loop with no step marker (or, on Gaudi, a missing one)"
     triggers = ("backward",)
+    # a lazy-mode rule: it checks each loop's own mode (it reports after the walk)
     fix_safety = "safe"
 
 
@@ -49,7 +50,7 @@ class MissingMarkStep(Rule):
             target = an.target_of(loop.scope)
             if target is None or not loop.is_step_loop:
                 continue
-            if getattr(loop.scope, "compiled_reason", None) or "compile" in an.evidence:
+            if not an.lazy_mode(loop.scope) or "compile" in an.evidence:
                 continue  # torch.compile / eager mode: no lazy graph to cut
             facts = an.loop_training(loop)
             if facts["backward"] and facts["opt_step"]:

@@ -26,6 +26,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "f\"", "f'", ".to(", "device=", "array(")
+    lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
         self._failing += 1  # an error path runs once, not every step

@@ -45,6 +45,7 @@ class DynamicShapeInHotPath(Rule):
     name = "dynamic-shape-in-hot-path"
     summary = "boolean-mask indexing, nonzero, one-argument where, unique... in the hot path"
     triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere")
+    lazy_mode_only = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

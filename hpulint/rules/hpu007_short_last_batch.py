@@ -31,6 +31,7 @@ class ShortLastBatch(Rule):
     name = "short-last-batch"
     summary = "a DataLoader feeding a lazy-device step loop without drop_last=True"
     triggers = ("DataLoader",)
+    # a lazy-mode rule: it checks each fed loop's own mode (it reports after the walk)
     fix_safety = "unsafe"
 
     def __init__(self, ctx) -> None:
@@ -95,7 +96,7 @@ class ShortLastBatch(Rule):
             if not loop.is_step_loop or not isinstance(loop.node, cst.For):
                 continue
             target = an.target_of(loop.scope)
-            if target is None or getattr(loop.scope, "compiled_reason", None):
+            if target is None or not an.lazy_mode(loop.scope):
                 continue
             it = loop.node.iter
             fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it, target))

@@ -23,6 +23,7 @@ class DataDependentControlFlow(Rule):
     name = "data-dependent-control-flow"
     summary = "if/while/assert on a tensor value in forward() or a step loop"
     triggers = ("if ", "while ", "assert ")
+    lazy_mode_only = True
 
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test, "if")

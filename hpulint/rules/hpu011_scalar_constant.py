@@ -28,6 +28,7 @@ class LoopScalarConstant(Rule):
     summary = ("a loop counter as a Python scalar operand of tensor arithmetic (off by default: "
                "select it by code)")
     triggers = ("for ", "while ")
+    lazy_mode_only = True
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._check(node, node.left, node.right)

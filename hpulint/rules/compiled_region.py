@@ -1,0 +1,233 @@
+"""What the compile rules (HPU012-HPU017) share: where Dynamo traces, and what it is told.
+
+Every claim the rules make was measured on real Dynamo (torch 2.13, CPU, ``eager`` backend):
+docs/compile-target.md has the tables, the fixtures in fixtures/HPU012-HPU017 the counts.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.values import DATA, HOST, MASK, TENSOR
+from hpulint.rules.base import Rule
+
+TENSOR_KINDS = frozenset({TENSOR, MASK, HOST})  # under Dynamo a CPU tensor is traced like any other
+COMPILE_CALLS = ("torch.compile",)
+RECOMPILE_LIMIT = 8  # torch._dynamo.config.recompile_limit's default
+
+_FLAG = r"(?:torch\._dynamo\.config\.|dynamo_config\.|config\.)?{name}\s*=\s*True"
+_SCALARS = re.compile(_FLAG.format(name="capture_scalar_outputs"))
+_LIMIT = re.compile(r"\b(?:recompile_limit|cache_size_limit)\s*=\s*(\d+)")
+_DYNAMIC_OUT = re.compile(_FLAG.format(name="capture_dynamic_output_shape_ops"))
+
+
+def compiled_why(an, fn) -> Optional[str]:
+    """Why the function runs inside a compiled region (after bind), or None."""
+    return an.compiled_why(fn) if fn is not None and fn.kind == "function" else None
+
+
+def where(fn, reason: str) -> str:
+    return f"in {fn.name}(), {reason}"
+
+
+def is_tensor(an, v) -> bool:
+    return an.kind(v) in TENSOR_KINDS
+
+
+def maybe_tensor(an, v) -> bool:
+    """Known to be a tensor, or not known to be anything else (`.item()` only tensors have)."""
+    return an.kind(v) not in ("scalar", "other", "seq", "none", "size", "model", "optimizer",
+                              "loader", "marking-loader", "sym", DATA)
+
+
+def recompile_limit(source: str) -> int:
+    """`torch._dynamo.config.recompile_limit = N` (or the older cache_size_limit) in the file."""
+    m = _LIMIT.search(source)
+    return int(m.group(1)) if m else RECOMPILE_LIMIT
+
+
+def captures_scalars(source: str) -> bool:
+    """`torch._dynamo.config.capture_scalar_outputs = True`: `.item()` stays in the graph."""
+    return bool(_SCALARS.search(source))
+
+
+def captures_dynamic_shapes(source: str) -> bool:
+    """`capture_dynamic_output_shape_ops = True`: nonzero & co. stay in the graph."""
+    return bool(_DYNAMIC_OUT.search(source))
+
+
+def fullgraph(an, call: cst.Call) -> bool:
+    from hpulint.analysis.syntax import is_true, keyword
+
+    return is_true(keyword(call, "fullgraph"))
+
+
+def is_compile_call(an, node: cst.BaseExpression) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    qn = an.qualname(node.func) or ""
+    return qn in COMPILE_CALLS or qn.endswith("torch_xla.compile")
+
+
+def decorator_call(node: cst.Decorator) -> Optional[cst.Call]:
+    return node.decorator if isinstance(node.decorator, cst.Call) else None
+
+
+# --- calls in loops: what changes from one pass to the next -------------------------------------
+
+SHAPE_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "arange", "linspace", "randperm"})
+SHAPE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "narrow", "new_zeros", "new_ones",
+                           "new_empty", "new_full", "unflatten"})
+
+
+class LoopCalls(Rule):
+    """A base for the recompile rules: while the file is walked, it keeps the calls made in
+    loops with what their arguments are made of, the names assigned and appended to in each loop,
+    and the mark_dynamic/mark_static calls. Subclasses call ``super().visit_*`` first."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.assigned: dict = {}  # id(loop) -> {name: value node}
+        self.grown: dict = {}  # id(loop) -> {name: how} (append/extend/+=)
+        self.rebound: dict = {}  # id(loop) -> {name}: names re-assigned in the loop
+        self.dynamic_marked: set = set()  # (id(loop), name) given to mark_dynamic in the loop
+        self.calls: list = []  # (call node, callee code, loop, counters {name: Loop})
+        self.limit = recompile_limit(ctx.source)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        loop = self.an.loop
+        if loop is None:
+            return
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self.assigned.setdefault(id(loop), {})[t.target.value] = node.value
+                self.rebound.setdefault(id(loop), set()).add(t.target.value)
+            elif isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+                    and len(t.target.elements) == len(node.value.elements):
+                for el, val in zip(t.target.elements, node.value.elements):
+                    if isinstance(el.value, cst.Name):
+                        self.assigned.setdefault(id(loop), {})[el.value.value] = val.value
+                        self.rebound.setdefault(id(loop), set()).add(el.value.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        loop = self.an.loop
+        if loop is not None and isinstance(node.target, cst.Name):
+            self.rebound.setdefault(id(loop), set()).add(node.target.value)
+            if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
+                self.grown.setdefault(id(loop), {})[node.target.value] = "+="
+
+    def visit_Call(self, node: cst.Call) -> None:
+        an = self.an
+        loop = an.loop
+        if loop is None:
+            return
+        func = node.func
+        qn = an.qualname(func) or ""
+        if qn.endswith(("mark_dynamic", "maybe_mark_dynamic")) and node.args:
+            first = node.args[0].value
+            if isinstance(first, cst.Name):
+                for lp in loop.chain():
+                    self.dynamic_marked.add((id(lp), first.value))
+            return
+        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") \
+                and isinstance(func.value, cst.Name):
+            self.grown.setdefault(id(loop), {})[func.value.value] = f".{func.attr.value}()"
+            return
+        if isinstance(func, (cst.Name, cst.Attribute)):
+            self.calls.append((node, code_of(func), loop, an.counters_here()))
+
+    # --- questions ------------------------------------------------------------------------------
+
+    def value_in_loop(self, name: str, loop):
+        """The expression last assigned to ``name`` in ``loop`` or a loop around it."""
+        for lp in loop.chain():
+            v = self.assigned.get(id(lp), {}).get(name)
+            if v is not None:
+                return v
+        return None
+
+    def shape_counters(self, expr: cst.BaseExpression, loop, counters: dict, depth: int = 0) -> set:
+        """Loop counters that set a size of the tensor ``expr`` makes (a factory's size, a
+        slice bound, a view's shape), through names assigned in the loop."""
+        out: set = set()
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Call):
+                leaf = n.func.attr.value if isinstance(n.func, cst.Attribute) else \
+                    n.func.value if isinstance(n.func, cst.Name) else ""
+                if leaf in SHAPE_FACTORIES or leaf in SHAPE_METHODS:
+                    out |= {c for a in n.args for c in names_in(a.value) if c in counters}
+                elif leaf == "randint":
+                    sizes = [a for a in n.args if a.keyword is None][2:] + \
+                        [a for a in n.args if a.keyword is not None and a.keyword.value == "size"]
+                    out |= {c for a in sizes for c in names_in(a.value) if c in counters}
+                elif leaf == "full" and n.args:
+                    out |= {c for c in names_in(n.args[0].value) if c in counters}
+                stack += [a.value for a in n.args]
+                stack.append(n.func)
+            elif isinstance(n, cst.Subscript):
+                for el in n.slice:
+                    if isinstance(el.slice, cst.Slice):
+                        for b in (el.slice.lower, el.slice.upper):
+                            if b is not None:
+                                out |= {c for c in names_in(b) if c in counters}
+                stack.append(n.value)
+            elif isinstance(n, cst.Attribute):
+                stack.append(n.value)
+            elif isinstance(n, cst.BinaryOperation):
+                stack += (n.left, n.right)
+            elif isinstance(n, cst.Name) and depth < 3 and n.value not in counters:
+                v = self.value_in_loop(n.value, loop)
+                if v is not None:
+                    out |= self.shape_counters(v, loop, counters, depth + 1)
+        return out
+
+    def unbounded(self, names: set, counters: dict) -> set:
+        """The counters among ``names`` whose loop may take more values than the recompile
+        limit (a literal list of a few sizes, `range(4)`, cannot storm)."""
+        return {n for n in names if not _bounded(counters.get(n), self.limit)}
+
+
+def _bounded(loop, limit: int = RECOMPILE_LIMIT) -> bool:
+    node = getattr(loop, "node", None)
+    return isinstance(node, cst.For) and bounded_iter(node.iter, limit)
+
+
+def bounded_iter(it, limit: int = RECOMPILE_LIMIT) -> bool:
+    """A literal list of fewer values than the recompile limit, or a short literal range."""
+    if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+        return len(it.elements) < limit
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
+        ints = [int(a.value.value) for a in it.args if isinstance(a.value, cst.Integer)]
+        if len(ints) == len(it.args) and ints:
+            lo, hi = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
+            step = ints[2] if len(ints) > 2 and ints[2] else 1
+            return len(range(lo, hi, step)) < limit
+    return False
+
+
+def code_of(node: cst.CSTNode) -> str:
+    from hpulint.analysis.syntax import code
+
+    return code(node)
+
+
+def names_in(node: cst.CSTNode):
+    from hpulint.analysis.syntax import names_in as _names_in
+
+    return _names_in(node)
+
+
+def bound_name(an, value: cst.BaseExpression) -> Optional[str]:
+    """The name the current statement assigns ``value`` to (`model = torch.compile(...)`)."""
+    stmt = an.statement
+    body = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    for small in body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is value:
+            targets = small.targets if isinstance(small, cst.Assign) else [small]
+            if len(targets) == 1 and isinstance(targets[0].target, (cst.Name, cst.Attribute)):
+                return code_of(targets[0].target)
+    return None

@@ -1,0 +1,151 @@
+"""HPU014 dynamic-output-breaks-graph: an op whose output shape depends on the data
+(``nonzero``, boolean-mask indexing, ``unique``, one-argument ``where``...) or ``torch.equal``
+inside code that torch.compile compiles.
+
+Sources: PyTorch docs, "Dynamic Shapes" (data-dependent output sizes need
+``capture_dynamic_output_shape_ops``; otherwise Dynamo breaks the graph at the op) and
+"torch.compile Troubleshooting". Measured on torch 2.13 (docs/compile-target.md): ``nonzero``,
+``x[mask]``, ``masked_select``, one-argument ``where``, ``unique`` and ``repeat_interleave`` with
+tensor repeats break the graph (and the graph after them recompiles once when the size first
+changes); ``torch.equal`` breaks it too, whether or not an ``if`` reads the result.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis.build import mask_value
+from hpulint.rules.base import Rule
+from hpulint.rules.compiled_region import captures_dynamic_shapes, compiled_why, is_tensor, where
+
+MESSAGE = (
+    "{what} {where}: {reason}, so the graph breaks here on every call (graph break: the graph "
+    "ends, the op runs eagerly, the rest compiles as another graph). {fix}"
+)
+SHAPE = "its output shape depends on the data and Dynamo does not capture it"
+SHAPE_FIX = ("Keep the shape static (`torch.where(mask, x, 0)`, or weight by the mask), or set "
+             "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`")
+EQUAL = "`torch.equal` returns a Python bool read from both tensors' values"
+EQUAL_FIX = ("Compare on the device (`(a == b).all()` with `torch.where`), or move the check out of "
+             "the compiled function")
+DYNAMIC = {
+    "nonzero": "torch.nonzero",
+    "argwhere": "torch.argwhere",
+    "masked_select": "torch.masked_select",
+    "unique": "torch.unique",
+    "unique_consecutive": "torch.unique_consecutive",
+}
+
+
+class DynamicOutputBreaksGraph(Rule):
+    code = "HPU014"
+    name = "dynamic-output-breaks-graph"
+    summary = "nonzero / mask indexing / unique / torch.equal inside a torch.compile'd function (graph break)"
+    triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.capture = captures_dynamic_shapes(ctx.source)
+        self.stores: set = set()
+        self.covered: set = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.stores.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.stores.add(id(node.target))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        an = self.an
+        if self.capture or an.function.kind != "function" or id(node) in self.stores:
+            return  # x[mask] = v is traced as an index_put: no break
+        base = an.value(node.value)
+        for el in node.slice:
+            s = el.slice
+            if not isinstance(s, cst.Index):
+                continue
+            idx = s.value
+            if _is_where1(an, idx):
+                self.covered.add(id(idx))
+                self._report(node, "boolean-mask indexing", SHAPE, SHAPE_FIX, lambda: is_tensor(an, base))
+                return
+            v = an.value(idx)
+            structural = mask_value(v) or (_mask_name(idx) and _opaque(v))
+            if structural or isinstance(idx, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+                self._report(node, "boolean-mask indexing", SHAPE, SHAPE_FIX,
+                             lambda v=v, structural=structural: is_tensor(an, base) and _is_mask(an, v, structural))
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        an = self.an
+        if an.function.kind != "function":
+            return
+        func = node.func
+        qn = an.qualname(func) or ""
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        first = an.value(node.args[0].value) if node.args else None
+        if qn == "torch.equal":
+            self._report(node, "`torch.equal(...)`", EQUAL, EQUAL_FIX, lambda: True)
+            return
+        if self.capture:
+            return
+        if _is_where1(an, node):
+            if id(node) not in self.covered:
+                self._report(node, "one-argument `torch.where`", SHAPE, SHAPE_FIX, lambda: is_tensor(an, first))
+            return
+        for leaf, full in DYNAMIC.items():
+            if qn == full:
+                self._report(node, f"`{leaf}`", SHAPE, SHAPE_FIX, lambda: is_tensor(an, first))
+                return
+            if method == leaf and not qn.startswith(("torch.", "numpy.")):
+                recv = an.value(func.value)
+                self._report(node, f"`.{leaf}()`", SHAPE, SHAPE_FIX, lambda recv=recv: is_tensor(an, recv))
+                return
+        if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and not qn.startswith("torch.")):
+            repeats = node.args[1:2] if qn == "torch.repeat_interleave" else node.args[:1]
+            if not repeats or any(a.keyword is not None and a.keyword.value == "output_size" for a in node.args):
+                return
+            rep = an.value(repeats[0].value)
+            self._report(node, "`repeat_interleave` with tensor repeats", SHAPE,
+                         "Pass `output_size=` so the output shape is known, or " + SHAPE_FIX[0].lower() + SHAPE_FIX[1:],
+                         lambda: is_tensor(an, rep))
+
+    def _report(self, node: cst.CSTNode, what: str, reason: str, fix: str, check) -> None:
+        an = self.an
+        fn = an.function
+
+        def when():
+            why = compiled_why(an, fn)
+            if why is None or not check():
+                return None
+            return where(fn, why)
+
+        self.report(node, MESSAGE.format(what=what, where="{why}", reason=reason, fix=fix), when=when)
+
+
+def _is_where1(an, node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
+        and node.args[0].keyword is None
+
+
+_MASK_WORDS = ("mask", "valid", "keep", "active", "select", "flag", "is_", "has_")
+
+
+def _mask_name(node: cst.BaseExpression) -> bool:
+    """An index named like a boolean mask (`valid`, `keep_mask`, `self.is_pad`)."""
+    name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+    return any(w in name.lower() for w in _MASK_WORDS)
+
+
+def _is_mask(an, v, structural: bool) -> bool:
+    """A boolean tensor: known to be a device mask, or a tensor (also on the CPU, which Dynamo
+    traces the same) built by a comparison or named like a mask."""
+    kind = an.kind(v)
+    return kind == "mask" or (structural and kind in ("host", "tensor", "unknown"))
+
+
+def _opaque(v) -> bool:
+    """A value whose making this file does not show (a parameter, an attribute): only its name
+    can say it is a mask."""
+    from hpulint.analysis.values import V_UNKNOWN, Attr, Param
+
+    return isinstance(v, (Param, Attr)) or v == V_UNKNOWN

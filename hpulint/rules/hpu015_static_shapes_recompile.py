@@ -1,0 +1,135 @@
+"""HPU015 static-shapes-recompile: ``torch.compile(..., dynamic=False)`` or
+``torch._dynamo.mark_static`` on inputs whose size changes from call to call.
+
+Sources: PyTorch docs, "Dynamic Shapes" (automatic dynamic shapes: by default the second size
+seen makes the dimension symbolic; ``dynamic=False`` and ``mark_static`` turn that off;
+``torch._dynamo.mark_dynamic`` marks a dimension dynamic up front) and "torch.compile
+Troubleshooting" (``recompile_limit``, 8: then the frame runs eagerly). Measured on torch 2.13
+(docs/compile-target.md): twelve sizes give 2 graphs by default, 8 graphs, 7 recompilations and
+an eager fallback with ``dynamic=False`` or ``mark_static``, 1 graph with ``mark_dynamic``.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis.syntax import code, keyword
+from hpulint.model import SAFE, UNSAFE, Fix
+from hpulint.rules.compiled_region import LoopCalls, bound_name, is_compile_call
+
+MESSAGE = (
+    "{how}, but {name} is called in a loop with {what} that changes every pass (`{arg}`): Dynamo "
+    "compiles a new graph for every new size (a recompile each time), and after `recompile_limit` "
+    "(8) it stops compiling it and runs it eagerly for the rest of the run (eager fallback), with "
+    "one warning. {fix}"
+)
+FIX_FALSE = ("Remove `dynamic=False` (by default the first change makes the size dynamic: one "
+             "recompile), or call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension "
+             "before the call")
+FIX_STATIC = ("Drop the `mark_static` call for a dimension that varies, or use "
+              "`torch._dynamo.mark_dynamic(x, dim)`")
+
+
+class StaticShapesRecompile(LoopCalls):
+    code = "HPU015"
+    name = "static-shapes-recompile"
+    summary = "dynamic=False / mark_static on a compiled function fed sizes that change every call"
+    triggers = ("dynamic=False", "mark_static")
+    fix_safety = "safe or unsafe"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.static: list = []  # (keyword Arg, compile call, name called)
+        self.marks: list = []  # (mark_static call, name, loop, counters)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        an = self.an
+        qn = an.qualname(node.func) or ""
+        if qn.endswith("mark_static") and node.args and isinstance(node.args[0].value, cst.Name) \
+                and an.loop is not None:
+            self.marks.append((node, node.args[0].value.value, an.loop, an.counters_here()))
+            return
+        arg = _static_kw(node)
+        if arg is None:
+            return
+        if is_compile_call(an, node):
+            name = bound_name(an, node)
+            if name is not None:
+                self.static.append((arg, node, name))
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+            self.static.append((arg, node, code(node.func.value)))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for d in node.decorators:
+            call = d.decorator
+            if isinstance(call, cst.Call) and is_compile_call(self.an, call):
+                arg = _static_kw(call)
+                if arg is not None:
+                    self.static.append((arg, call, node.name.value))
+
+    def finish(self) -> None:
+        for arg, call, name in self.static:
+            hit = self._varying_call(name)
+            if hit is not None:
+                what, text = hit
+                msg = MESSAGE.format(how="`dynamic=False` turns off dynamic shapes", name=f"`{name}`",
+                                     what=what, arg=text, fix=FIX_FALSE)
+                self.report(arg, msg, fix=_remove_kw_fix(call, arg))
+        for node, name, loop, counters in self.marks:
+            if (id(loop), name) in self.dynamic_marked:
+                continue
+            varying = self.unbounded(self.shape_counters(cst.Name(name), loop, counters), counters)
+            if varying:
+                msg = MESSAGE.format(how=f"`mark_static` keeps the size of `{name}` static",
+                                     name="the compiled function", what="a size",
+                                     arg=", ".join(sorted(varying)), fix=FIX_STATIC)
+                self.report(node, msg)
+
+    def _varying_call(self, name: str):
+        """(what varies, the argument) for a call of ``name`` in a loop whose argument's size or
+        int value follows a loop counter that is not marked dynamic."""
+        for call, callee, loop, counters in self.calls:
+            if callee != name:
+                continue
+            for a in call.args:
+                expr = a.value
+                if isinstance(expr, cst.Name) and (id(loop), expr.value) in self.dynamic_marked:
+                    continue
+                sizes = self.unbounded(self.shape_counters(expr, loop, counters), counters)
+                if sizes:
+                    return "a size", code(expr)
+                ints = {n for n in _int_names(expr) if n in counters}
+                if self.unbounded(ints, counters):
+                    return "an int", code(expr)
+        return None
+
+
+def _static_kw(call: cst.Call):
+    v = keyword(call, "dynamic")
+    if isinstance(v, cst.Name) and v.value == "False":
+        return next(a for a in call.args if a.keyword is not None and a.keyword.value == "dynamic")
+    return None
+
+
+def _int_names(expr: cst.BaseExpression) -> list:
+    """Names an int argument is made of (`step`, `step + 1`)."""
+    if isinstance(expr, cst.Name):
+        return [expr.value]
+    if isinstance(expr, cst.BinaryOperation):
+        return _int_names(expr.left) + _int_names(expr.right)
+    return []
+
+
+def _remove_kw_fix(call: cst.Call, arg: cst.Arg) -> Fix:
+    args = [a for a in call.args if a is not arg]
+    last = call.args[-1]
+    if args and last is arg:
+        args[-1] = args[-1].with_changes(comma=arg.comma if isinstance(arg.comma, cst.Comma)
+                                         and "\n" in code(arg.comma) else cst.MaybeSentinel.DEFAULT)
+    backend = keyword(call, "backend")
+    name = backend.value.strip("'\"") if isinstance(backend, cst.SimpleString) else None
+    # the default backends compile dynamic shapes; others (hpu_backend, openxla, a custom one)
+    # may not, so there the fix is the user's call
+    safe = backend is None or name in ("inductor", "eager", "aot_eager")
+    return Fix(SAFE if safe else UNSAFE, "remove dynamic=False (Dynamo makes a size dynamic once it changes)",
+               {call: call.with_changes(args=args)})

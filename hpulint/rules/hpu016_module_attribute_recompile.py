@@ -1,0 +1,184 @@
+"""HPU016 module-attribute-recompile: instances of one module class compiled one by one, made
+with different int values that ``forward`` reads as ``self.<attr>``.
+
+Sources: PyTorch docs, "torch.compile Troubleshooting" (recompilations: guards on module
+attributes; "torch.compile considers integer attributes of the nn.Module to be static";
+``recompile_limit``) and "Compiling the model" advice to compile the top-level module. All
+instances share one code object (``Block.forward``) and so one cache. Measured on torch 2.13
+(docs/compile-target.md): 12 compiled instances with 12 values give 8 graphs, 7 recompilations
+and an eager fallback; the same value in every instance, or one compiled parent, give 1 graph.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from hpulint.analysis.syntax import code
+from hpulint.rules.base import Rule
+from hpulint.rules.compiled_region import _bounded, bounded_iter, is_compile_call, names_in, recompile_limit
+
+MESSAGE = (
+    "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
+    "instances made with different `{param}` values ({made}): torch.compile treats int attributes "
+    "of an nn.Module as static and all instances share one code object, so each new value is a "
+    "recompile, and after `recompile_limit` (8) Dynamo runs forward eagerly for the rest of the "
+    "run (eager fallback). Compile the parent module once (Dynamo inlines every child with its "
+    "own values: one graph), or keep the value in a tensor buffer"
+)
+
+
+class ModuleAttributeRecompile(Rule):
+    code = "HPU016"
+    name = "module-attribute-recompile"
+    summary = "per-instance torch.compile of modules whose forward reads an int attribute that differs"
+    triggers = ("compile",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.comp_targets: list = []  # stack of (names, iter node) of enclosing comprehensions
+        self.attrs: dict = {}  # class name -> {attr: __init__ parameter}
+        self.params: dict = {}  # class name -> __init__ parameters after self
+        self.reads: dict = {}  # (class name, attr) -> first Attribute node read in forward
+        self.made: list = []  # (class name, Call, {arg position or keyword: varying counter})
+        self.per_instance: list = []  # (class name or value, how, classes the loop's iterable builds)
+        self.limit = recompile_limit(ctx.source)
+        self.built: dict = {}  # name -> names called in the expression last assigned to it
+
+    # comprehensions: their targets vary like loop counters
+    def _enter_comp(self, node) -> None:
+        names, it = set(), None
+        f = node.for_in
+        while f is not None:
+            names |= set(names_in(f.target))
+            it = f.iter if it is None else it
+            f = f.inner_for_in
+        self.comp_targets.append((names, it))
+
+    def _leave_comp(self, node) -> None:
+        self.comp_targets.pop()
+
+    visit_ListComp = visit_GeneratorExp = visit_SetComp = _enter_comp
+    leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comp
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        cls = self.an.current_class
+        if cls is not None and node.name.value == "__init__":
+            self.params[cls.name] = [p.name.value for p in node.params.params][1:]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        an = self.an
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self.built[t.target.value] = _called_names(node.value)
+        cls = an.current_class
+        if cls is None or an.function.name != "__init__":
+            return
+        params = set(self.params.get(cls.name, ()))
+        for t in node.targets:
+            tgt = t.target
+            if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self":
+                used = [n for n in names_in(node.value) if n in params]
+                if used and not isinstance(node.value, cst.Call):  # a submodule built from it is not an int
+                    self.attrs.setdefault(cls.name, {})[tgt.attr.value] = used[0]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        an = self.an
+        cls = an.current_class
+        if cls is None or an.function.name != "forward":
+            return
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.reads.setdefault((cls.name, node.attr.value), node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        an = self.an
+        varying = self._varying_names()
+        if isinstance(node.func, cst.Name) and node.args:
+            vary = {}
+            for k, a in enumerate(node.args):
+                hit = [n for n in names_in(a.value) if n in varying]
+                if hit:
+                    vary[a.keyword.value if a.keyword is not None else k] = hit[0]
+            if vary:
+                self.made.append((node.func.value, node, vary))
+        if not (varying or an.loop is not None):
+            return
+        if is_compile_call(an, node) and node.args:
+            target = node.args[0].value
+            if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+                self.per_instance.append((target.func.value, f"`{code(node.func)}({code(target.func)}(...))` in a loop",
+                                          set()))
+            else:
+                self.per_instance.append((an.value(target), f"`{code(node.func)}({code(target)})` in a loop",
+                                          self._iterated_classes(target)))
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args:
+            self.per_instance.append((an.value(node.func.value), f"`{code(node.func)}()` in a loop",
+                                      self._iterated_classes(node.func.value)))
+
+    def _iterated_classes(self, target: cst.BaseExpression) -> set:
+        """`for layer in layers: layer.compile()`: the names called where `layers` was built."""
+        loop = self.an.loop
+        if loop is None or not isinstance(target, cst.Name) or not isinstance(loop.node, cst.For) \
+                or target.value not in names_in(loop.node.target):
+            return set()
+        out = _called_names(loop.node.iter)
+        for n in names_in(loop.node.iter):
+            out |= self.built.get(n, set())
+        return out
+
+    def _varying_names(self) -> set:
+        """Comprehension targets and loop counters here whose loop may take more values than the
+        recompile limit."""
+        out = set()
+        for names, it in self.comp_targets:
+            if it is None or not bounded_iter(it, self.limit):
+                out |= names
+        for name, origin in self.an.counters_here().items():
+            if not isinstance(origin, str) and not _bounded(origin, self.limit):
+                out.add(name)
+        return out
+
+    def finish(self) -> None:
+        an = self.an
+        done = set()
+        todo = []
+        for target, how, iterated in self.per_instance:
+            if isinstance(target, str):
+                todo.append((target, how))
+                continue
+            ref = an.resolve(target).ref or ""
+            if ref:
+                todo.append((ref.rsplit(":", 1)[-1].rsplit(".", 1)[-1], how))
+            else:
+                todo += [(c, how) for c in sorted(iterated) if c in self.params]
+        for cls, how in todo:
+            if cls in done:
+                continue
+            attrs = self.attrs.get(cls, {})
+            params = self.params.get(cls, [])
+            for name, call, vary in self.made:
+                if name != cls:
+                    continue
+                for key, counter in vary.items():
+                    param = params[key] if isinstance(key, int) and key < len(params) else key
+                    attr = next((a for a, p in attrs.items() if p == param and (cls, a) in self.reads), None)
+                    if attr is None:
+                        continue
+                    done.add(cls)
+                    self.report(self.reads[(cls, attr)], MESSAGE.format(
+                        attr=attr, cls=cls, how=how, param=param, made=f"`{code(call)}` for each `{counter}`"))
+                    break
+                if cls in done:
+                    break
+
+
+
+def _called_names(node: cst.CSTNode) -> set:
+    """Names called anywhere in an expression (`nn.ModuleList(Layer(i) for i in ...)` -> Layer)."""
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            out.add(n.func.value)
+        for child in n.children:
+            stack.append(child)
+    return out

@@ -1,0 +1,32 @@
+"""The static compile rules on the held-out snippets (tests/data/compile_snippets, not used to
+tune them), against what real Dynamo did (truth.json): every look-alike stays clean, and at least
+90% of the lines where Dynamo breaks the graph get a compile-rule finding.
+
+The share of recompiling functions found is measured by benchmarks/compile_snippets.py and is
+below the 90% target (4 of 10 on the first measurement): it is not asserted here."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = importlib.util.spec_from_file_location("compile_snippets", ROOT / "benchmarks" / "compile_snippets.py")
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+TRUTH = json.loads((bench.SNIPPETS / "truth.json").read_text())
+ROWS = bench.measure(TRUTH)["rows"]
+
+
+def test_no_look_alike_gets_a_finding():
+    flagged = {r["file"]: r["findings"] for r in ROWS if r["safe"] and r["findings"]}
+    assert sum(r["safe"] for r in ROWS) >= 10
+    assert flagged == {}
+
+
+def test_graph_break_lines_get_a_compile_finding():
+    s = bench.summary(ROWS)
+    assert s["break_lines"] >= 15
+    assert s["break_lines_found"] >= 0.9 * s["break_lines"], [
+        (r["file"], ln) for r in ROWS for ln, hit in r["breaks"].items() if not hit]
