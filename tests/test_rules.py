@@ -1116,3 +1116,25 @@ def test_review_round_three_look_alikes_and_patched_forwards():
             return hidden
         """
     assert found(src) == ["HPU008@7"]
+
+
+def test_an_annotation_wins_over_what_callers_pass():
+    """`flag: bool | None` and `Optional[int]` say what the parameter is, whatever a caller passes."""
+    src = """
+        from typing import Optional
+        import torch
+        import torch.nn as nn
+
+        def pick(x, flag: bool | None = False, n: Optional[int] = None):
+            if flag:
+                x = x * 2
+            if n:
+                x = x + 1
+            return x
+
+        class M(nn.Module):
+            def forward(self, x):
+                order = torch.ones(3, device=x.device)
+                return pick(x, flag=order, n=order)
+        """
+    assert found(src) == []

@@ -83,7 +83,7 @@ class Definitions:
                 continue
             scope.pcounters[pname] = pname
             if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
-                scope.evidence[pname] = _ANNOTATED.get(last_name(ann) or "", "")
+                scope.evidence[pname] = _ANNOTATED.get(_annotated_name(ann), "")
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
@@ -153,3 +153,14 @@ class Definitions:
 
     def _enter_return(self, node: cst.Return) -> None:
         self.function.returns.append(self.value(node.value) if node.value is not None else V_NONE)
+
+
+def _annotated_name(ann: cst.BaseExpression) -> str:
+    """`int` for `int`, `int | None`, `Optional[int]`; "" for anything else."""
+    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+        sides = [a for a in (ann.left, ann.right) if not (isinstance(a, cst.Name) and a.value == "None")]
+        return _annotated_name(sides[0]) if len(sides) == 1 else ""
+    if isinstance(ann, cst.Subscript) and last_name(ann.value) == "Optional" and len(ann.slice) == 1 \
+            and isinstance(ann.slice[0].slice, cst.Index):
+        return _annotated_name(ann.slice[0].slice.value)
+    return last_name(ann) or ""
