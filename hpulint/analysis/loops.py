@@ -92,33 +92,28 @@ def counters_of_while(node: cst.While) -> set:
 
 def is_int_arith(node: cst.BaseExpression) -> bool:
     """An expression that plausibly stays a Python int: arithmetic, min/max/int/abs/len."""
-    if isinstance(node, (cst.Name, cst.Integer)):
-        return True
-    if isinstance(node, cst.BinaryOperation):
-        return is_int_arith(node.left) and is_int_arith(node.right)
-    if isinstance(node, cst.UnaryOperation):
-        return not isinstance(node.operator, cst.Not) and is_int_arith(node.expression)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
-            and node.func.value in ("min", "max", "int", "abs", "round", "len"):
-        return all(is_int_arith(a.value) for a in node.args)
-    if isinstance(node, cst.Attribute):
-        return True  # args.batch_size, self.n
-    return False
+    return _arith_of(node, (cst.Name, cst.Integer), ("min", "max", "int", "abs", "round", "len"), True)
 
 
 def is_number_arith(node: cst.BaseExpression) -> bool:
     """Arithmetic of names and number literals (`1.0 - i / 10`, `step + 1`): a Python number when
     its names are; no call but int/float/min/max/abs/round, no tuple."""
-    if isinstance(node, (cst.Name, cst.Integer, cst.Float)):
+    return _arith_of(node, (cst.Name, cst.Integer, cst.Float), ("min", "max", "int", "float", "abs", "round"),
+                     False)
+
+
+def _arith_of(node: cst.BaseExpression, leaves: tuple, calls: tuple, attributes: bool) -> bool:
+    """Arithmetic whose leaves are ``leaves`` (and attributes, when ``attributes``: `args.n`)
+    and whose only calls are the builtins ``calls``."""
+    if isinstance(node, leaves):
         return True
     if isinstance(node, cst.BinaryOperation):
-        return is_number_arith(node.left) and is_number_arith(node.right)
+        return _arith_of(node.left, leaves, calls, attributes) and _arith_of(node.right, leaves, calls, attributes)
     if isinstance(node, cst.UnaryOperation):
-        return not isinstance(node.operator, cst.Not) and is_number_arith(node.expression)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) \
-            and node.func.value in ("min", "max", "int", "float", "abs", "round"):
-        return all(is_number_arith(a.value) for a in node.args)
-    return False
+        return not isinstance(node.operator, cst.Not) and _arith_of(node.expression, leaves, calls, attributes)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in calls:
+        return all(_arith_of(a.value, leaves, calls, attributes) for a in node.args)
+    return attributes and isinstance(node, cst.Attribute)
 
 
 # --- what a for loop iterates --------------------------------------------------------------------
