@@ -525,3 +525,22 @@ def test_hpu_graph_and_fused_sdpa_shims_are_inert_and_compile_runs_as_is():
     assert torch.compile is plain_compile
     ref = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert torch.allclose(out, ref, atol=1e-6) and d.compiles == 1
+
+
+def test_torch_helpers_are_torch_even_when_the_venv_path_says_hpulint(monkeypatch):
+    """CI's venv lives in /tmp/hpulint-ci-venv: torch's clip_grad_norm_ there is still torch's.
+
+    A device tensor moved to the CPU by torch's own helper is not a read (on a real device the
+    helper moves it to the device it is on); the test walks a fake torch file under such a path.
+    """
+    from hpulint.lazy import frames, modes
+
+    torch_dir = "/nonexistent/hpulint-ci-venv/lib/python3.11/site-packages/torch/"
+    monkeypatch.setattr(modes, "_TORCH_DIR", torch_dir)
+    monkeypatch.setattr(frames, "_LIBRARY_DIRS", frames._LIBRARY_DIRS + (torch_dir,))
+    ns = {}
+    exec(compile("def helper(handler):\n    return handler()\n",
+                 torch_dir + "nn/utils/clip_grad.py", "exec"), ns)
+    assert ns["helper"](lambda: modes._called_from_torch()) is True
+    # the same call from the user's own file is the user's
+    assert (lambda handler: handler())(lambda: modes._called_from_torch()) is False

@@ -276,6 +276,8 @@ def _h_to(dev, func, args, kwargs):
 
 _TORCH_DIR = _norm(os.path.dirname(torch.__file__)) + os.sep
 _SKIP_FILES = ("overrides.py", "_python_dispatch.py")
+# hpulint's own package directory (not any path containing the word: a venv may be named so)
+_HPULINT_DIR = _norm(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def _called_from_torch() -> bool:
@@ -289,8 +291,9 @@ def _called_from_torch() -> bool:
         if u:
             return False
         name = code.co_filename
-        if not name.endswith(_SKIP_FILES) and "hpulint" not in name:
-            return _norm(name).startswith(_TORCH_DIR)
+        full = _norm(name)
+        if not name.endswith(_SKIP_FILES) and not full.startswith(_HPULINT_DIR):
+            return full.startswith(_TORCH_DIR)
         f = f.f_back
     return False
 
