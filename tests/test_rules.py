@@ -1138,3 +1138,54 @@ def test_an_annotation_wins_over_what_callers_pass():
                 return pick(x, flag=order, n=order)
         """
     assert found(src) == []
+
+
+def test_guards_kept_in_variables_helpers_and_call_sites():
+    """A logging interval is a logging interval wherever users write it: stored in a variable
+    first, above a loop in a helper called every step, or around the call of a helper."""
+    loop = GAUDI + """
+        def save(model):
+            return [v.detach().cpu() for v in model.state_dict().values()]
+
+        def norms(model, step):
+            if step % 10 == 0:
+                for p in model.parameters():
+                    print(p.norm().item())
+
+        def train(model, opt, loader, last):
+            for step, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                htcore.mark_step()
+                opt.step()
+                htcore.mark_step()
+                {guard}
+                    print(loss.item())
+                norms(model, step)
+                {save_guard}
+                    save(model)
+        """
+    quiet = loop.format(guard="log_now = step % 10 == 0\n                if log_now or step == last:",
+                        save_guard="if step % 100 == 0:")
+    assert found(quiet) == []
+    # the same reads every step are reported: a variable that is not an interval, an unguarded call
+    loud = loop.format(guard="warm = step > 10\n                if warm:",
+                       save_guard="if True:")
+    assert found(loud) == ["HPU005@5", "HPU005@21"]
+    # `finished` says the run is over; `(k > 0 and step % k) == 0` is an interval in brackets
+    src = GAUDI + """
+        def train(model, opt, loader, k, limit):
+            for step, (x, y) in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                htcore.mark_step()
+                opt.step()
+                htcore.mark_step()
+                finished = step >= limit
+                if finished:
+                    print(loss.item())
+                    break
+                if (k > 0 and step % k) == 0:
+                    print(loss.item())
+        """
+    assert found(src) == []

@@ -122,13 +122,12 @@ class Analysis(Walker):
 
     def log_guarded(self, here: Here) -> bool:
         """Under a logging-interval or run-once test within the innermost step loop around the
-        point (or the innermost loop, when none steps): a guard above a loop over the values to
-        log counts too. An `if` that wraps an optimizer step is gradient accumulation, not
-        logging."""
+        point (or anywhere in its function, when no loop around it steps: a function called per
+        step): a guard above a loop over the values to log counts too. An `if` that wraps an
+        optimizer step is gradient accumulation, not logging."""
         loop = here.loop
         step = next((lp for lp in loop.chain() if lp.is_step_loop), None) if loop is not None else None
-        loop = step or loop
-        depth = loop.if_depth if loop is not None else 0
+        depth = step.if_depth if step is not None else here.function.if_depth
         for b in here.branches[depth:]:
             if b.in_body and b.interval and id(b.node) not in self.wraps_step:
                 return True

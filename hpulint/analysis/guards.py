@@ -26,7 +26,8 @@ DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "
 _LOG_FLAG = re.compile(
     r"^(?:should|do|need|is|time_to|must|will)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
     r"checkpoint|sample|validate|visuali[sz]e|summar(?:y|ize))(?:_\w+)?$|"
-    r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$",
+    r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$|"
+    r"^(?:is_)?(?:finish(?:ed)?|last_(?:step|iter(?:ation)?|batch)|final_step)$",
     re.I,
 )
 _FLAG_PREFIX = re.compile(r"^(?:use|is|on|with|run_on|using|enable)_(?P<dev>[a-z]+?)(?:_\w+)?$", re.I)
@@ -42,14 +43,16 @@ class Branch(NamedTuple):
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
 
 
-def classify(test: cst.BaseExpression, counters: set) -> tuple:
-    """(interval, device predicate) of an `if` test."""
-    return is_interval_test(test, counters), device_predicate(test)
+def classify(test: cst.BaseExpression, counters: set, flags: frozenset = frozenset()) -> tuple:
+    """(interval, device predicate) of an `if` test; ``flags`` are the names bound to an interval
+    test earlier in the function (`log_status = step % k == 0` ... `if log_status:`)."""
+    return is_interval_test(test, counters, flags), device_predicate(test)
 
 
-def is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
+def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
     """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
-    `should_log`, and `and`/`or` of those (an `and` needs one, an `or` both)."""
+    `should_log`, `finished`, a name in ``flags``, and `and`/`or` of those (an `and` needs one, an
+    `or` both)."""
     if isinstance(test, cst.Comparison):
         if len(test.comparisons) != 1:
             return False
@@ -63,9 +66,11 @@ def is_interval_test(test: cst.BaseExpression, counters: set) -> bool:
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _has_modulo(test.expression)
     if isinstance(test, cst.BooleanOperation):
-        left = is_interval_test(test.left, counters)
-        right = is_interval_test(test.right, counters)
+        left = is_interval_test(test.left, counters, flags)
+        right = is_interval_test(test.right, counters, flags)
         return (left or right) if isinstance(test.operator, cst.And) else (left and right)
+    if isinstance(test, cst.Name) and test.value in flags:
+        return True
     if isinstance(test, (cst.Name, cst.Attribute)):
         name = last_name(test)
         return bool(name and _LOG_FLAG.match(name))
@@ -82,6 +87,8 @@ def _has_modulo(node: cst.CSTNode) -> bool:
         if isinstance(n, cst.BinaryOperation):
             if isinstance(n.operator, cst.Modulo):
                 return True
+            stack += (n.left, n.right)
+        elif isinstance(n, cst.BooleanOperation):  # `(k > 0 and step % k) == 0`
             stack += (n.left, n.right)
     return False
 

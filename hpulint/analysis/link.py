@@ -57,7 +57,8 @@ class Linked:
     def __init__(self, project: Project, target: str = "auto") -> None:
         self.project = project
         self.configured_target = target
-        self.sites: dict = {}  # fid -> [(loop, classification, args, kwargs, tainted, deferred, callee)]
+        # fid -> [(loop, classification, args, kwargs, tainted, deferred, callee, guarded)]
+        self.sites: dict = {}
         self.call_targets: dict = {}  # fid -> [classifications of its k-th call]
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
@@ -94,11 +95,11 @@ class Linked:
         for fid in p.functions:
             out = []
             by_call = []
-            for loop, callee, args, kwargs, tainted, deferred, name in p.calls(fid):
+            for loop, callee, args, kwargs, tainted, deferred, name, guarded in p.calls(fid):
                 targets = p.targets(callee, name)
                 by_call.append(targets)
                 for cls in targets or [None]:
-                    out.append((loop, cls, args, kwargs, tainted, deferred, callee))
+                    out.append((loop, cls, args, kwargs, tainted, deferred, callee, guarded))
             self.sites[fid] = out
             self.call_targets[fid] = by_call
 
@@ -230,8 +231,8 @@ class Linked:
             todo = []
             for (fid, i), reason in new_loops.items():
                 inner = self._inner_loops(fid, i)
-                for loop, cls, args, kwargs, tainted, deferred, callee in self.sites[fid]:
-                    if loop in inner:
+                for loop, cls, args, kwargs, tainted, deferred, callee, guarded in self.sites[fid]:
+                    if loop in inner and not guarded:
                         todo.append((fid, cls, args, kwargs, deferred, f"called from the step loop in {self.where(fid)}"))
             for fid in list(new_hot):
                 todo += self._from_hot(fid)
@@ -260,7 +261,10 @@ class Linked:
 
     def _from_hot(self, fid: str) -> list:
         why = f"called from {self.where(fid)}"
-        return [(fid, cls, args, kwargs, deferred, why) for _, cls, args, kwargs, _, deferred, _ in self.sites[fid]]
+        # a call under a logging-interval test does not run every step (`save_progress(...)`
+        # under `if step % save_steps == 0:`): it does not make its callee hot
+        return [(fid, cls, args, kwargs, deferred, why)
+                for _, cls, args, kwargs, _, deferred, _, guarded in self.sites[fid] if not guarded]
 
     def _callees(self, cls, args, kwargs, deferred: bool) -> list:
         out = []
@@ -286,7 +290,7 @@ class Linked:
             changed = False
             rounds += 1
             for fid, sites in self.sites.items():
-                for loop, cls, args, kwargs, tainted, deferred, callee in sites:
+                for loop, cls, args, kwargs, tainted, deferred, callee, _ in sites:
                     if not tainted or cls is None or cls[1] is None or cls[1] not in p.functions:
                         continue
                     target = cls[1]
@@ -331,7 +335,7 @@ class Linked:
         while todo:
             fid = todo.pop()
             target, evidence = self.targets[fid]
-            for loop, cls, args, kwargs, tainted, deferred, callee in self.sites[fid]:
+            for loop, cls, args, kwargs, tainted, deferred, callee, _ in self.sites[fid]:
                 if cls is None or cls[1] is None or cls[1] in self.targets:
                     continue
                 self.targets[cls[1]] = (target, f"{evidence}, and {self.where(fid)} calls it"

@@ -314,6 +314,7 @@ def record_call(an, node: cst.Call) -> None:
     site = CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs, tainted,
                     deferred, name or "")
     site.index = len(fn.calls)
+    site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
     fn.calls.append(site)
     facts.calls.append(site)
     an.call_sites[id(node)] = site

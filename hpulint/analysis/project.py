@@ -243,12 +243,13 @@ class Project:
     # --- calls -------------------------------------------------------------------------------
 
     def calls(self, fid: str):
-        """(loop index, callee Val, args, kwargs, tainted, deferred, name) of every call ``fid`` makes."""
+        """(loop index, callee Val, args, kwargs, tainted, deferred, name, guarded) of every call
+        ``fid`` makes (guarded: under a logging-interval or run-once test)."""
         mod, f = self.functions[fid]
         for c in f["calls"]:
             args = tuple(self.val(a, mod) if a is not None else None for a in c[2])
             kwargs = {k: self.val(v, mod) for k, v in c[3].items()}
-            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6]
+            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6], c[7]
 
     def targets(self, callee: Val, name: str = "", depth: int = 0) -> list:
         """Every classification a callee can have: a parameter called (`model(x)` in a sampling
@@ -330,7 +331,7 @@ class Project:
         """Who calls each project function with what, from the calls whose callee is clear
         without knowing any parameter (a first, syntactic pass)."""
         for fid in self.functions:
-            for _, callee, args, kwargs, _, _, _ in self.calls(fid):
+            for _, callee, args, kwargs, *_ in self.calls(fid):
                 c = self.classify(callee, self.shallow)
                 if c is None or c[1] is None:
                     continue

@@ -14,7 +14,7 @@ import libcst as cst
 class CallSite:
     """A call the walk saw: what is called (a value), where, with what arguments."""
 
-    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index")
+    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index", "guards")
 
     def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
                  deferred: bool, name: str = "") -> None:
@@ -29,6 +29,9 @@ class CallSite:
         # loop counter of this function ("i") or "param:<name>" for a parameter that carries one
         self.tainted = tainted
         self.deferred = deferred  # the callee runs its function arguments later (add_step_closure)
+        # ids of the logging-interval / run-once `if`s of its function it is under (an `if` that
+        # turns out to wrap an optimizer step is dropped when the summary is written)
+        self.guards: tuple = ()
 
 
 class Facts:
@@ -79,6 +82,8 @@ class Scope:
         self.decorators: list = []  # qualified names of its decorators
         self.ret_annotation = None  # Val its return annotation says (`-> Tensor`), if any
         self.yields = False  # a generator: what it returns is what its name says (`iter_dataloader`)
+        self.if_depth = 0  # how many `if` branches enclose its definition (theirs are not its guards)
+        self.interval_flags: set = set()  # names bound to a logging-interval test (`log_now = i % k == 0`)
 
     @property
     def is_function(self) -> bool:

@@ -9,7 +9,7 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 - ``functions`` (the module body counts as one, ``<module>``): parameters and the evidence of how
   they are used, the value returned, the step facts of the body (backward(), optimizer steps,
   markers) and of each loop, and every call: callee, loop, argument values, which arguments carry
-  a loop counter;
+  a loop counter, whether it sits under a logging-interval or run-once test;
 - ``evidence``: what in the file says it targets hpu, xla or torch.compile; ``compiled``: the
   values given to ``torch.compile`` / ``.compile()``.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 9
+VERSION = 10
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -32,9 +32,10 @@ def body_marks(facts, loader_marks: bool = False) -> list:
     return out
 
 
-def _call(c) -> list:
+def _call(c, wraps_step: set) -> list:
+    guarded = any(g not in wraps_step for g in c.guards)
     return [to_json(c.callee), c.loop, [to_json(a) if a is not None else None for a in c.args],
-            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name]
+            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name, guarded]
 
 
 def summarize(an) -> dict:
@@ -60,7 +61,7 @@ def summarize(an) -> dict:
             "evidence": fn.evidence,
             "ret": to_json(ret) if ret is not None else None,
             "marks": body_marks(fn.facts),
-            "calls": [_call(c) for c in calls],
+            "calls": [_call(c, an.wraps_step) for c in calls],
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],
             "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],

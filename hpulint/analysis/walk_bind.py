@@ -5,6 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis import guards
 from hpulint.analysis.names import MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
@@ -120,6 +121,11 @@ class Bindings:
                 if name not in loop.assigned and value_node is not None and name in set(names_in(value_node)):
                     loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
                 loop.assigned.add(name)
+            flags = fn.interval_flags
+            if value_node is not None and guards.is_interval_test(value_node, self._counters_here(), flags):
+                flags.add(name)  # `log_now = step % k == 0`: `if log_now:` is a logging interval
+            else:
+                flags.discard(name)
             if by_name(name).kind != "unknown" and not isinstance(val, (Sym,)):
                 val = Named(val, name)  # `model = load(...)`: the name decides if nothing else does
             self._bind(name, val)

@@ -57,6 +57,7 @@ class Definitions:
             self._bind(name, Sym(fid))
         scope = Scope("function", node, name, parent, fid=fid, cls=cls)
         scope.qual = qual
+        scope.if_depth = len(self.if_branches)
         scope.decorators = [self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                             or "" for d in node.decorators]
         if cls is not None:
@@ -134,6 +135,7 @@ class Definitions:
         fid = self._new_id(qual)
         scope = Scope("function", node, "<lambda>", self.scope, fid=fid)
         scope.qual = qual
+        scope.if_depth = len(self.if_branches)
         scope.params = param_names(node)
         scope.pcounters = {}
         for p in scope.params:

@@ -57,11 +57,7 @@ class Flow:
         self.statements.append(node)
         frame = IfFrame(node)
         self.if_frames.append(frame)
-        loop = self.loop
-        counters = set()
-        for lp in loop.chain() if loop is not None else ():
-            counters |= lp.counters
-        interval, device = guards.classify(node.test, counters)
+        interval, device = guards.classify(node.test, self._counters_here(), self.function.interval_flags)
         frame.guard = (interval, device)
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
@@ -72,6 +68,13 @@ class Flow:
         self.statements.pop()
         self._merge_if(frame)
         self._leave_branch(node)
+
+    def _counters_here(self) -> set:
+        """The counters of the loops around the current point."""
+        counters = set()
+        for lp in self.loop.chain() if self.loop is not None else ():
+            counters |= lp.counters
+        return counters
 
     def _enter_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.get(id(node))
