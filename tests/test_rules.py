@@ -1189,3 +1189,41 @@ def test_guards_kept_in_variables_helpers_and_call_sites():
                     print(loss.item())
         """
     assert found(src) == []
+
+
+def test_dicts_and_unions_are_not_taken_for_tensors():
+    """`model_kwargs.get("use_cache")` is a dict's entry (a tensor has no `.get`); a parameter
+    annotated `dict[str, Any]` is a dict; `Union[int, Tensor]` is what its callers pass."""
+    src = GAUDI + """
+        from typing import Any, Union
+
+        def update(outputs, model_kwargs: dict[str, Any]):
+            if model_kwargs.get("use_cache", True):
+                model_kwargs["past"] = outputs
+            return model_kwargs
+
+        def pad(model_kwargs):
+            if model_kwargs.get("pad_done", False):
+                return
+            if model_kwargs["kv_len"] > 0:
+                print("pad")
+
+        def keep(logits, n: Union[int, torch.Tensor] = 0):
+            if n > 0:
+                return logits[:, -n:]
+            return logits
+
+        def generate(model, ids, **model_kwargs):
+            while True:
+                out = model(ids, **model_kwargs)
+                model_kwargs = update(out, model_kwargs)
+                pad(model_kwargs)
+                ids = torch.cat([ids, keep(out, {n}).argmax(-1)], dim=-1)
+                htcore.mark_step()
+                if ids.shape[-1] > 64:
+                    break
+        """
+    # the growing `ids` is the one hazard
+    assert found(src.format(n="1")) == ["HPU003@27"]
+    # a device tensor passed where the union allows one is a tensor: a read, and a slice bound
+    assert found(src.format(n="out.argmax()")) == ["HPU008@18", "HPU006@19", "HPU003@27"]

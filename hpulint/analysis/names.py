@@ -100,6 +100,10 @@ NON_TENSOR_METHODS = {
     "unique": "maybe-tuple", "nonzero": "maybe-tuple", "svd": "seq-tensor", "qr": "seq-tensor",
     "kthvalue": "seq-tensor", "median": "maybe-tuple", "mode": "seq-tensor", "aminmax": "seq-tensor",
     "cummax": "seq-tensor", "cummin": "seq-tensor", "cpu": "host", "copy_": "tensor",
+    # a tensor has no dict methods: a value they are called on is a dict (`model_kwargs.get(
+    # "use_cache")`) or a model output, whose entries are anything
+    "get": "unknown", "keys": "seq", "items": "seq", "values": "seq", "setdefault": "unknown",
+    "pop": "unknown", "update": "none",
 }
 # methods that only a torch tensor has (used as evidence that an unannotated parameter is one)
 TENSOR_EVIDENCE = frozenset(

@@ -84,7 +84,7 @@ class Definitions:
                 continue
             scope.pcounters[pname] = pname
             if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
-                scope.evidence[pname] = _ANNOTATED.get(_annotated_name(ann), "")
+                scope.evidence[pname] = self._annotated_kind(ann)
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
@@ -104,14 +104,35 @@ class Definitions:
         self._pop_scope()
         self.statements.pop()
 
+    def _annotated_kind(self, ann: cst.BaseExpression) -> str:
+        """What a parameter annotation that is not a tensor says: "scalar" (`int`, `bool | None`),
+        "seq" (`list[int]`), "seq-tensor" (`list[Tensor]`, `dict[str, Tensor]`), "other"
+        (`dict[str, Any]`, `str`); "" when it says nothing (`Any`, `Union[int, Tensor]`, a class)."""
+        if isinstance(ann, cst.Subscript):
+            head = last_name(ann.value) or ""
+            parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+            if head == "Optional" and len(parts) == 1:
+                return self._annotated_kind(parts[0])
+            kind = _ANNOTATED.get(head, "")
+            if kind in ("seq", "other") and parts:
+                inner = parts[-1] if head in ("dict", "Dict", "Mapping") else parts[0]
+                if self._is_tensor_annotation(inner):
+                    return "seq-tensor"
+            return kind
+        return _ANNOTATED.get(_annotated_name(ann), "")
+
     def _is_tensor_annotation(self, ann: cst.BaseExpression) -> bool:
-        if isinstance(ann, cst.Subscript):  # Optional[Tensor], Union[Tensor, None]; not list[Tensor]
+        """`Tensor`, `Optional[Tensor]`, `Tensor | None`, `Union[Tensor, None]`: not
+        `Union[int, Tensor]` (its callers say which) nor `list[Tensor]`."""
+        if isinstance(ann, cst.Subscript):
             if (self.qualname(ann.value) or "").rsplit(".", 1)[-1] not in ("Optional", "Union"):
                 return False
-            return any(isinstance(el.slice, cst.Index) and self._is_tensor_annotation(el.slice.value)
-                       for el in ann.slice)
+            members = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+            members = [m for m in members if not (isinstance(m, cst.Name) and m.value == "None")]
+            return bool(members) and all(self._is_tensor_annotation(m) for m in members)
         if isinstance(ann, cst.BinaryOperation):  # Tensor | None
-            return self._is_tensor_annotation(ann.left) or self._is_tensor_annotation(ann.right)
+            sides = [s for s in (ann.left, ann.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+            return bool(sides) and all(self._is_tensor_annotation(s) for s in sides)
         if isinstance(ann, cst.SimpleString):
             return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
         return self.qualname(ann) in _TENSOR_ANNOTATIONS
