@@ -1227,3 +1227,36 @@ def test_dicts_and_unions_are_not_taken_for_tensors():
     assert found(src.format(n="1")) == ["HPU003@27"]
     # a device tensor passed where the union allows one is a tensor: a read, and a slice bound
     assert found(src.format(n="out.argmax()")) == ["HPU008@18", "HPU006@19", "HPU003@27"]
+
+
+def test_fabric_setup_and_accelerate_prepare_return_what_they_wrap():
+    """`agent, opt = fabric.setup(agent, opt)`: `agent` is still the model, so a rollout loop that
+    calls it steps, and its counter indexes device buffers."""
+    src = """
+        import torch
+        from lightning.fabric import Fabric
+        from lightning.pytorch import LightningModule
+
+        class Agent(LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 4)
+
+            def act(self, x):
+                return self.fc(x)
+
+        def main():
+            fabric = Fabric()
+            agent = Agent()
+            opt = torch.optim.Adam(agent.parameters())
+            agent, opt = {wrap}
+            obs = torch.zeros(8, 4, device=fabric.device)
+            x = torch.zeros(4, device=fabric.device)
+            for update in range(10):
+                for step in range(8):
+                    obs[step] = x
+                    print(agent.act(x).cpu())
+        """
+    assert found(src.format(wrap="fabric.setup(agent, opt)")) == ["HPU001@23", "HPU005@24"]
+    # an unknown call's results are not the model
+    assert found(src.format(wrap="other.setup(agent, opt)")) == []

@@ -6,6 +6,7 @@ and methods stay symbolic (``Ret``, ``Meth``) until the project is linked.
 """
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -13,7 +14,7 @@ import libcst as cst
 from hpulint.analysis.names import (
     CONVERSIONS, HOST_FACTORIES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
-from hpulint.analysis.syntax import keyword, string_value
+from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
     Arith, Attr, CallV, Elem, Join, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
@@ -175,8 +176,31 @@ def call_value(an, call: cst.Call) -> Val:
     if isinstance(fv, Sym):
         return Ret(fv.ref)
     if isinstance(fv, Attr):
+        wrapped = _wrapped_arguments(an, func, call)
+        if wrapped is not None:
+            return wrapped
         return Meth(fv.base, fv.name, method_hint(an, call, fv.name))
     return CallV(fv)
+
+
+# `fabric.setup(model, opt)`, `accelerator.prepare(model, opt, loader)`: the same objects back,
+# wrapped, in the order given (Lightning Fabric, Hugging Face Accelerate)
+_WRAPPERS = re.compile(r"(?:^|_)(?:fabric|accelerator)$", re.I)
+_WRAP_METHODS = frozenset({"setup", "prepare", "setup_module", "setup_dataloaders", "prepare_model",
+                           "prepare_optimizer", "prepare_data_loader"})
+
+
+def _wrapped_arguments(an, func: cst.Attribute, call: cst.Call) -> Optional[Val]:
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _WRAP_METHODS:
+        return None
+    receiver = last_name(func.value)
+    if not receiver or not _WRAPPERS.search(receiver):
+        return None
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if not args or len(args) != len([a for a in call.args if a.keyword is None]):
+        return None
+    vals = tuple(value(an, a.value) for a in args)
+    return vals[0] if len(vals) == 1 else Tup(vals)
 
 
 def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
