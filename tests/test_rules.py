@@ -1260,3 +1260,29 @@ def test_fabric_setup_and_accelerate_prepare_return_what_they_wrap():
     assert found(src.format(wrap="fabric.setup(agent, opt)")) == ["HPU001@23", "HPU005@24"]
     # an unknown call's results are not the model
     assert found(src.format(wrap="other.setup(agent, opt)")) == []
+
+
+def test_loops_over_the_parts_of_one_step_are_not_step_loops():
+    """`for opt in self.optimizers: opt.step()` steps each optimizer of the same step: the method
+    holding it is still called once per batch, so what it reads, it reads every step."""
+    src = """
+        import torch
+        import habana_frameworks.torch.core as htcore
+
+        class Trainer:
+            def train_batch(self, batch):
+                loss = self.model(batch).sum()
+                loss.backward()
+                for {name} in self.{where}:
+                    {name}.step()
+                flag = self.device.tensor_to_device(torch.tensor([1]))
+                return flag.item()
+
+            def fit(self, loader):
+                for batch in loader:
+                    self.train_batch(batch)
+                    htcore.mark_step()
+        """
+    assert found(src.format(name="opt", where="optimizers")) == ["HPU005@12"]
+    # a loop over something else that steps is a step loop of its own: one call runs many steps
+    assert found(src.format(name="opt", where="stages")) == []

@@ -150,7 +150,9 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
 
 
 def bind_for_target(an, node: cst.For, loop) -> None:
-    loop.iter_value = an.value(iter_source(an, node.iter))
+    source = iter_source(an, node.iter)
+    loop.iter_value = an.value(source)
+    loop.iter_name = last_name(source.func if isinstance(source, cst.Call) else source) or ""
     _bind_iter(an, node.target, node.iter, loop.counters)
 
 

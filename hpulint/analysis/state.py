@@ -105,6 +105,7 @@ class Loop:
         self.facts = Facts()
         self.loader_marks = False  # iterates an MpDeviceLoader/ParallelLoader
         self.iter_value = None  # Val of what it iterates
+        self.iter_name = ""  # the name it iterates, as written (`optimizers` in `for o in self.optimizers`)
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 10
+VERSION = 11
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -48,6 +48,7 @@ def summarize(an) -> dict:
                 "parent": lp.parent.index if lp.parent is not None else None,
                 "marks": body_marks(lp.facts, lp.loader_marks),
                 "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
+                "iter_name": lp.iter_name,
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)

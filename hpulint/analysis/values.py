@@ -15,6 +15,7 @@ evaluation (through the project facts), so a value means the same thing in both.
 """
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, Optional
 
 from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
@@ -513,6 +514,8 @@ class Resolver:
         if k == SYM and base.ref:
             return self.env.ret(base.ref + "." + name)
         if k == UNKNOWN:
+            if _TO_DEVICE.match(name):
+                return r(TENSOR)  # composer's `state.device.tensor_to_device(t)`, `batch_to_device`
             if name in MODEL_ONLY_METHODS:
                 return r(MODEL) if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN
             if name == "item":
@@ -559,6 +562,8 @@ class Resolver:
         return real[0]
 
 
+# a framework's device object moving a tensor (or a batch of them) onto the device
+_TO_DEVICE = re.compile(r"^(?:tensor_|batch_|move_|send_)?to_device$")
 # tensor methods that keep the dtype (a mask stays a mask)
 _SAME_DTYPE = frozenset({"squeeze", "unsqueeze", "view", "reshape", "flatten", "t", "transpose", "permute",
                          "contiguous", "clone", "detach", "expand", "expand_as", "repeat", "cuda", "flip",
