@@ -1286,3 +1286,16 @@ def test_loops_over_the_parts_of_one_step_are_not_step_loops():
     assert found(src.format(name="opt", where="optimizers")) == ["HPU005@12"]
     # a loop over something else that steps is a step loop of its own: one call runs many steps
     assert found(src.format(name="opt", where="stages")) == []
+
+
+def test_a_device_compared_with_torch_device_is_a_device_guard():
+    src = GAUDI + """
+        def encode(model, loader):
+            for x in loader:
+                out = model(x)
+                if out.device {op} torch.device("cpu"):
+                    print(out.sum().item())
+                htcore.mark_step()
+        """
+    assert found(src.format(op="==")) == []  # a CPU-only branch does not run on hpu
+    assert found(src.format(op="!=")) == ["HPU005@8"]

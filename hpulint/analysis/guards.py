@@ -142,6 +142,9 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
 
 
 def _device_literal(node: cst.BaseExpression) -> Optional[str]:
+    """"hpu", "xla:0", and `torch.device("cpu")`: the device it names."""
+    if isinstance(node, cst.Call) and _dotted_text(node.func) in ("torch.device", "device") and node.args:
+        node = node.args[0].value
     s = string_value(node)
     if s is None:
         return None
