@@ -1299,3 +1299,17 @@ def test_a_device_compared_with_torch_device_is_a_device_guard():
         """
     assert found(src.format(op="==")) == []  # a CPU-only branch does not run on hpu
     assert found(src.format(op="!=")) == ["HPU005@8"]
+
+
+def test_a_deepspeed_training_loop_on_gaudi_is_not_asked_for_markers():
+    src = GAUDI + """
+        {imp}
+
+        def train(model, optimizer, loader):
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+                optimizer.step()
+        """
+    assert found(src.format(imp="import deepspeed")) == []
+    assert found(src.format(imp="import os")) == ["HPU004@7"]

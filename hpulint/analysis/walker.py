@@ -322,6 +322,8 @@ class Walker(Definitions, Flow, Bindings):
         self._qualnames.clear()
 
     def _note_target(self, module: str) -> None:
+        if module == "deepspeed" or module.startswith("deepspeed."):
+            self.evidence.setdefault("deepspeed", "imports deepspeed")
         if module.startswith("habana_frameworks"):
             self.evidence.setdefault("hpu", "imports habana_frameworks")
         elif module.startswith("torch_xla") or module.startswith("torch._lazy"):

@@ -52,6 +52,8 @@ class MissingMarkStep(Rule):
                 continue
             if not an.lazy_mode(loop.scope) or "compile" in an.evidence:
                 continue  # torch.compile / eager mode: no lazy graph to cut
+            if target == "hpu" and "deepspeed" in an.evidence:
+                continue  # DeepSpeed's engine marks the step on Gaudi (backward() and step())
             facts = an.loop_training(loop)
             if facts["backward"] and facts["opt_step"]:
                 trains[id(loop)] = (loop, target, facts)
