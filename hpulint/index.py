@@ -67,12 +67,27 @@ def info_for(path: Path, root: Path) -> FileInfo:
     return FileInfo(path, module, is_package, script)
 
 
+def is_project(root: Path, config=None) -> bool:
+    """Does ``root`` hold a project marker (or the configuration)? When it does not, it is only
+    the linted paths' common folder (a loose script in ~/Downloads or /tmp), not a project."""
+    if config is not None and getattr(config, "source", None) is not None:
+        return True
+    return any((Path(root) / m).exists() for m in MARKERS)
+
+
 def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT) -> list:
-    """The index (FileInfo of every file to summarise); the linted files come first."""
+    """The index (FileInfo of every file to summarise); the linted files come first. Without a
+    project marker the index is the linted files, the files next to them and what they import:
+    a loose script is not linked with whatever else its folder holds further down."""
     infos = {}
     for f in lint_files:
         infos[Path(f).resolve()] = info_for(Path(f), root)
-    everything, _ = discover([str(root)], config)
+    if is_project(root, config):
+        everything, _ = discover([str(root)], config)
+    else:
+        folders = {Path(f).resolve().parent for f in lint_files}
+        siblings = [str(p) for d in sorted(folders) for p in sorted(d.glob("*.py"))]
+        everything, _ = discover(siblings, config)
     if len(everything) <= limit:
         for f in everything:
             infos.setdefault(Path(f).resolve(), info_for(Path(f), root))

@@ -71,3 +71,29 @@ def test_linted_alone_a_file_loses_what_other_files_say():
     the project index is what finds the hazard in utils/metrics.py."""
     metrics = ROOT / "fixtures/projects/trainer/utils/metrics.py"
     assert lint_source(metrics.read_text(), path="metrics.py", config=Config()) == []
+
+
+def test_a_loose_script_is_not_linked_with_what_its_folder_holds_further_down(tmp_path, capsys,
+                                                                              monkeypatch):
+    """A script in a folder with no project marker (~/Downloads, /tmp) is its own project: a
+    checkout further down that happens to import a module of the same name does not make the
+    script's function hot. A sibling script that calls it does."""
+    (tmp_path / "bench.py").write_text(
+        "import torch\n"
+        "import torch_xla.core.xla_model as xm\n\n\n"
+        "def measure(t):\n"
+        "    return t.sum().item()\n")
+    nested = tmp_path / "checkouts" / "xla" / "benchmarks"
+    nested.mkdir(parents=True)
+    (nested / "runner.py").write_text(
+        "import torch\n"
+        "import torch_xla.core.xla_model as xm\n"
+        "from bench import measure\n\n\n"
+        "def run(model, loader):\n"
+        "    for x in loader:\n"
+        "        print(measure(model(x)))\n"
+        "        xm.mark_step()\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli_findings(capsys, "bench.py") == []
+    (tmp_path / "run.py").write_text((nested / "runner.py").read_text())
+    assert [f[:3] for f in cli_findings(capsys, "bench.py")] == [("bench.py", 6, "HPU005")]

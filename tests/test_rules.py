@@ -1313,3 +1313,20 @@ def test_a_deepspeed_training_loop_on_gaudi_is_not_asked_for_markers():
         """
     assert found(src.format(imp="import deepspeed")) == []
     assert found(src.format(imp="import os")) == ["HPU004@7"]
+
+
+def test_getattr_of_torch_is_a_torch_function_of_its_arguments():
+    """`getattr(torch, mode)(times)` of host timings is a host value: `.item()` reads nothing."""
+    src = XLA + """
+        def bench(fn, mode="mean"):
+            fn()
+            times = torch.tensor([1.0, 2.0]{dev})
+            return getattr(torch, mode)(times).item()
+
+        def main(model, loader):
+            for x in loader:
+                print(bench(lambda: model(x)))
+                xm.mark_step()
+        """
+    assert found(src.format(dev="")) == []
+    assert found(src.format(dev=', device="xla"')) == ["HPU005@7"]

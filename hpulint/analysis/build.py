@@ -172,6 +172,10 @@ def call_value(an, call: cst.Call) -> Val:
         b = builtin_call(an, func.value, call)
         if b is not None:
             return b
+    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr" \
+            and func.args and an.qualname(func.args[0].value) == "torch":
+        # `getattr(torch, mode)(times)`: some torch function of the arguments
+        return Arith(tuple(value(an, a.value) for a in call.args if a.keyword is None), "torch")
     fv = value(an, func)
     if isinstance(fv, Sym):
         return Ret(fv.ref)
