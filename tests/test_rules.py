@@ -1330,3 +1330,24 @@ def test_getattr_of_torch_is_a_torch_function_of_its_arguments():
         """
     assert found(src.format(dev="")) == []
     assert found(src.format(dev=', device="xla"')) == ["HPU005@7"]
+
+
+def test_the_end_of_the_run_is_a_run_once_guard():
+    """`global_step >= args.max_steps` holds once the run is over; `>= args.warmup` holds on
+    every step after the warm-up."""
+    src = GAUDI + """
+        def train(model, opt, loader, args, timeout_sent=False):
+            global_step = 0
+            for training_steps, x in enumerate(loader):
+                loss = model(x).sum()
+                loss.backward()
+                htcore.mark_step()
+                opt.step()
+                global_step += 1
+                htcore.mark_step()
+                if global_step >= args.{limit} or timeout_sent or training_steps % args.log_freq == 0:
+                    print(loss.item())
+        """
+    assert found(src.format(limit="steps_this_run")) == []
+    assert found(src.format(limit="max_steps")) == []
+    assert found(src.format(limit="warmup")) == ["HPU005@14"]

@@ -27,9 +27,12 @@ _LOG_FLAG = re.compile(
     r"^(?:should|do|need|is|time_to|must|will)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
     r"checkpoint|sample|validate|visuali[sz]e|summar(?:y|ize))(?:_\w+)?$|"
     r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$|"
-    r"^(?:is_)?(?:finish(?:ed)?|last_(?:step|iter(?:ation)?|batch)|final_step)$",
+    r"^(?:is_)?(?:finish(?:ed)?|last_(?:step|iter(?:ation)?|batch)|final_step)$|^timeout_(?:sent|reached|hit)$",
     re.I,
 )
+# the bound a step counter reaches at the end of the run, and step counters by name
+_END_LIMIT = re.compile(r"(?:^|_)(?:max|total|limit|last|final|end)(?:_|$)|steps_this_run|^num_(?:train_)?(?:steps|iters|iterations)$|^train_iters$", re.I)
+_STEP_NAME = re.compile(r"^(?:global_)?(?:step|steps|iteration|iter|it|training_steps|global_step)$", re.I)
 _FLAG_PREFIX = re.compile(r"^(?:use|is|on|with|run_on|using|enable)_(?P<dev>[a-z]+?)(?:_\w+)?$", re.I)
 _DEVICE_CALL = re.compile(r"(?:^|_)(hpu|habana|gaudi|xla|tpu|cuda|gpu|mps|xpu|npu)(?:_|$)", re.I)
 
@@ -60,8 +63,11 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         sides = (test.left, test.comparisons[0].comparator)
         if isinstance(op, cst.Equal):
             return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
-        if isinstance(op, cst.NotEqual):
-            return False
+        if isinstance(op, (cst.GreaterThanEqual, cst.GreaterThan)):
+            # `global_step >= args.max_steps`: holds once the run is over (then it stops)
+            limit = last_name(sides[1]) or ""
+            return bool(_END_LIMIT.search(limit)) and bool(counters & set(names_in(sides[0]))
+                                                            or _STEP_NAME.match(last_name(sides[0]) or ""))
         return False
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return _has_modulo(test.expression)
