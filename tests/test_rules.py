@@ -1351,3 +1351,23 @@ def test_the_end_of_the_run_is_a_run_once_guard():
     assert found(src.format(limit="steps_this_run")) == []
     assert found(src.format(limit="max_steps")) == []
     assert found(src.format(limit="warmup")) == ["HPU005@14"]
+
+
+def test_optimizer_state_is_known_by_its_in_place_ops():
+    """In an optimizer's step(), `state["exp_avg"]` is a tensor: `.mul_()`, `.norm()` say so."""
+    src = """
+        import torch
+        from torch.optim import Optimizer
+
+        class Lamb(Optimizer):
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        exp_avg = state["exp_avg"]
+                        update = {op}
+                        if update.norm(2.0) > 0:
+                            p.data.add_(update)
+        """
+    assert found(src.format(op="exp_avg.mul_(0.9)")) == ["HPU008@12"]
+    assert found(src.format(op="len(exp_avg)")) == []

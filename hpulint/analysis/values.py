@@ -527,8 +527,10 @@ class Resolver:
             if name in ("detach", "contiguous", "unsqueeze", "squeeze", "view", "reshape", "permute",
                         "transpose", "clone", "long", "int", "softmax", "sigmoid", "masked_fill", "type_as",
                         "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "expand", "repeat",
-                        "flatten"):
+                        "flatten", "norm"):
                 return r(TENSOR)
+            if len(name) > 2 and name.endswith("_") and not name.startswith("_") and hint != "cpu":
+                return r(TENSOR)  # in-place ops (`exp_avg.mul_(beta1)`) are torch's convention
         return R_UNKNOWN
 
     @staticmethod
