@@ -1371,3 +1371,21 @@ def test_optimizer_state_is_known_by_its_in_place_ops():
         """
     assert found(src.format(op="exp_avg.mul_(0.9)")) == ["HPU008@12"]
     assert found(src.format(op="len(exp_avg)")) == []
+
+
+def test_an_opt_in_torch_compile_leaves_the_lazy_path_checked():
+    """`if args.torchcompile: model = torch.compile(model)`: without the flag the script runs in
+    lazy mode, so its per-step reads are still reported; a file that always compiles and never
+    marks a step runs in eager mode, where the lazy-mode rules stay quiet."""
+    src = GAUDI + """
+        def main(args, model, opt, loader):
+            {compile}
+            for x in loader:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+                print(loss.item())
+        """
+    opt_in = "if args.torchcompile:\n                model = torch.compile(model)"
+    assert found(src.format(compile=opt_in)) == ["HPU004@7", "HPU005@11"]
+    assert found(src.format(compile="model = torch.compile(model)")) == []
