@@ -135,8 +135,19 @@ class LoopCalls(Rule):
                 and isinstance(func.value, cst.Name):
             self.grown.setdefault(id(loop), {})[func.value.value] = f".{func.attr.value}()"
             return
+        if isinstance(func, cst.Attribute) and func.attr.value == "clear" and isinstance(func.value, cst.Name):
+            self.rebound.setdefault(id(loop), set()).add(func.value.value)  # emptied every pass
+            return
         if isinstance(func, (cst.Name, cst.Attribute)):
-            self.calls.append((node, code_of(func), loop, an.counters_here()))
+            self.calls.append((node, code_of(func), loop, self.counters_here()))
+
+    def counters_here(self) -> dict:
+        return counters_here(self.an)
+
+    def reset_in(self, name: str, loop) -> bool:
+        """``name`` is re-bound or cleared in ``loop`` or a loop around it: it does not keep
+        growing from one pass to the next."""
+        return any(name in self.rebound.get(id(lp), ()) for lp in loop.chain())
 
     # --- questions ------------------------------------------------------------------------------
 
@@ -189,6 +200,33 @@ class LoopCalls(Rule):
         """The counters among ``names`` whose loop may take more values than the recompile
         limit (a literal list of a few sizes, `range(4)`, cannot storm)."""
         return {n for n in names if not _bounded(counters.get(n), self.limit)}
+
+
+def counters_here(an) -> dict:
+    """The analysis' loop counters, and the target of a `for` over a literal list or tuple of
+    ints (`for length in (5, 9, 13)`): a new value each pass, as a range's counter."""
+    out = an.counters_here()
+    loop = an.loop
+    for lp in loop.chain() if loop is not None else ():
+        node = getattr(lp, "node", None)
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and literal_ints(node.iter):
+            out.setdefault(node.target.value, lp)
+    return out
+
+
+def literal_ints(it) -> bool:
+    """A literal list/tuple/set of at least two different ints."""
+    if not isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    values = set()
+    for el in it.elements:
+        v = el.value
+        if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+            v = v.expression
+        if not isinstance(v, cst.Integer):
+            return False
+        values.add(code_of(el.value))
+    return len(values) > 1
 
 
 def _bounded(loop, limit: int = RECOMPILE_LIMIT) -> bool:

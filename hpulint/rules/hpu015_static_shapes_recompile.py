@@ -47,7 +47,7 @@ class StaticShapesRecompile(LoopCalls):
         qn = an.qualname(node.func) or ""
         if qn.endswith("mark_static") and node.args and isinstance(node.args[0].value, cst.Name) \
                 and an.loop is not None:
-            self.marks.append((node, node.args[0].value.value, an.loop, an.counters_here()))
+            self.marks.append((node, node.args[0].value.value, an.loop, self.counters_here()))
             return
         arg = _static_kw(node)
         if arg is None:
