@@ -45,7 +45,8 @@ APPENDS = (
 class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
-    summary = "a compiled function called with a str, a growing list or a changing global int (recompile per call)"
+    summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
+               "dict entry or list that changes (recompile per call)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
