@@ -1,12 +1,13 @@
 """HPU017 changing-value-recompile: a compiled function called with a Python value that changes
-every call and that Dynamo does not make dynamic: a string, the length of a growing list, a
-global int it reads.
+every call and that Dynamo does not make dynamic: a string, a list's or tuple's length, a global
+int, dict entry, attribute or list it reads, a module-level list it appends to.
 
 Sources: PyTorch docs, "torch.compile Troubleshooting" (recompilations, guards, ``recompile_limit``)
 and "Dynamic Shapes" (automatic dynamic: int and float arguments become symbolic after one
 recompilation; other Python values are guarded by value). Measured on torch 2.13
-(docs/compile-target.md): a str argument, a list's length and a global int each give 8 graphs,
-7 recompilations and an eager fallback over 12 calls; an int or float argument 2 graphs; a tensor 1.
+(docs/compile-target.md): a str argument, a list's length, a global int, an int in a global dict and
+a module-level list the function appends to each give 8 graphs, 7 recompilations and an eager
+fallback over 12 calls; an int or float argument (or a float in a dict) 2 graphs; a tensor 1.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ LIST = ("the list `{arg}` grows ({how} in the loop)", "a list's length",
         "Pass one stacked tensor (its size can be dynamic) or a fixed-length window")
 GLOBAL = ("the global `{arg}` that it reads changes ({how} in the loop)", "a global int's value",
           "Pass it as an argument (an int argument is made dynamic after one recompile) or as a tensor")
+GLOBAL_BUMP = ("the global `{arg}` that it reads changes ({how})", GLOBAL[1], GLOBAL[2])
 LENGTH = ("the length of `{arg}` changes ({how})", "a list's or tuple's length",
           "Keep the length fixed (pad it), or pass the values as one tensor (its size can be dynamic)")
 ENTRY = ("the int `{arg}` that it reads changes ({how} in the loop)", "an int kept in a global dict or "
@@ -58,6 +60,11 @@ class ChangingValueRecompile(LoopCalls):
         self.module_names: set = set()  # names bound at module level, outside loops (and classes)
         self.module_lists: set = set()  # ... to a list (`history = []`)
         self.entries: dict = {}  # id(loop) -> {name: how}: `name[k] = int` / `name.a = int` in the loop
+        self.declared: dict = {}  # id(function scope) -> names it declares `global`
+        self.global_bumps: dict = {}  # name -> how: `global NAME; NAME += 1` in some function
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.an.loop is None and self.an.function.kind == "module":
@@ -96,6 +103,11 @@ class ChangingValueRecompile(LoopCalls):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         super().visit_AugAssign(node)
+        fn = self.an.function
+        if fn.kind == "function" and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer) \
+                and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                and node.target.value in self.declared.get(id(fn), ()):
+            self.global_bumps.setdefault(node.target.value, f"`{code(node)}` in {fn.name}()")
         loop = self.an.loop
         if loop is not None and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer):
             self.bumped.setdefault(id(loop), {})[node.target.value] = f"`{code(node)}`"
@@ -140,6 +152,9 @@ class ChangingValueRecompile(LoopCalls):
                     return STR, code(expr), ""
                 if varying and _length_of(e, counters):
                     return LENGTH, code(expr), f"`{code(e)}`"
+                split = _split_of(e) if e is not None else None
+                if split is not None and (varying or self.unbounded(self.shape_counters(split, loop, counters), counters)):
+                    return LENGTH, code(expr), f"as many pieces as the size of `{code(split)}` allows"
             if isinstance(expr, cst.Name):
                 for lp in loop.chain():
                     how = self.grown.get(id(lp), {}).get(expr.value)
@@ -164,10 +179,15 @@ class ChangingValueRecompile(LoopCalls):
     def _global(self, fn, loop):
         """A global the compiled function reads and the loop changes: an int it re-binds, an int
         it stores in a dict or an object's attribute, a list it grows."""
-        if fn is None or loop.scope.kind != "module":
+        if fn is None:
             return None
         local = {p.name.value for p in fn.params.params}
         reads = self._reads(fn) - local
+        for name, how in self.global_bumps.items():
+            if name in reads and name in self.globals_int:
+                return GLOBAL_BUMP, name, how  # a counter: a new value each time its function runs
+        if loop.scope.kind != "module":
+            return None
         for lp in loop.chain():
             if _bounded_chain(lp, self.limit):
                 continue
@@ -245,6 +265,23 @@ def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
     if isinstance(expr, cst.ListComp) and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
         return _range_of(expr.for_in.iter, counters)
     return False
+
+
+SPLITS = ("split", "unbind", "tensor_split")
+
+
+def _split_of(expr: cst.BaseExpression):
+    """The tensor that `x.split(k)`, `x.unbind()`, `torch.split(x, k)` (or `list()`/`tuple()` of
+    one) cuts into as many pieces as its size allows, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") \
+            and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.func.attr.value not in SPLITS:
+        return None
+    recv = expr.func.value
+    if isinstance(recv, cst.Name) and recv.value == "torch":
+        return expr.args[0].value if expr.args else None
+    return recv
 
 
 def _range_of(expr: cst.BaseExpression, counters: dict) -> bool:
