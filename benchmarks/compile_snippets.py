@@ -3,9 +3,10 @@
     python benchmarks/compile_snippets.py [--show]
 
 tests/data/compile_snippets holds small torch.compile scripts and truth.json, what real
-Dynamo (torch 2.13, eager backend) did with each one, measured without hpulint. Two sets, each
+Dynamo (torch 2.13, eager backend) did with each one, measured without hpulint. Three sets, each
 written before the rules were run on it: the first (c01-c46) with the rules HPU012-HPU017, the
-second (c47-c62) after the rules were changed for the first set's misses. Each snippet is
+second (c47-c62) after the rules were changed for the first set's misses, the third (c63-c75)
+after they were changed for two of the second set's. Each snippet is
 linted on its own, as `hpulint SNIPPET` would, and:
 
 - a **graph break** (each line of ``break_lines``) is found when a compile-rule finding
@@ -39,11 +40,11 @@ from hpulint.engine import check_file  # noqa: E402
 SNIPPETS = ROOT / "tests" / "data" / "compile_snippets"
 COMPILE_RULES = ("HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017")
 RECOMPILE_RULES = ("HPU015", "HPU016", "HPU017")
-FIRST_SET_LAST = 46  # c01-c46: the first held-out set; c47 on: the second
+SETS = (("first", 46), ("second", 62), ("third", 99))  # (name, its last snippet number)
 
 
 def snippet_set(name: str) -> str:
-    return "first" if int(name[1:3]) <= FIRST_SET_LAST else "second"
+    return next(s for s, last in SETS if int(name[1:3]) <= last)
 
 
 def function_spans(path: Path) -> dict:
@@ -117,7 +118,7 @@ def main(argv=None) -> int:
         print(json.dumps({name: summary(part) for name, part in sets.items()}, indent=1))
         return 0
     print(f"held-out compile snippets, torch {truth['torch']}")
-    for name in ("first", "second", "all"):
+    for name in [s for s, _ in SETS] + ["all"]:
         part = sets.get(name, [])
         s = summary(part)
         files = sorted(r["file"] for r in part)
