@@ -104,6 +104,12 @@ class LoopCalls(Rule):
             if isinstance(t.target, cst.Name):
                 self.assigned.setdefault(id(loop), {})[t.target.value] = node.value
                 self.rebound.setdefault(id(loop), set()).add(t.target.value)
+                if _cut_of(node.value, t.target.value):
+                    self.grown.setdefault(id(loop), {})[t.target.value] = f" = {code_of(node.value)}"
+            elif isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) \
+                    and any(n in self.counters_here() for el in t.target.slice for n in names_in(el.slice)):
+                # a new key every pass: `feats[f"f{i}"] = ...`
+                self.grown.setdefault(id(loop), {})[t.target.value.value] = f"[{code_of(t.target.slice[0].slice)}] = ..."
             elif isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
                     and len(t.target.elements) == len(node.value.elements):
                 for el, val in zip(t.target.elements, node.value.elements):
@@ -177,6 +183,12 @@ class LoopCalls(Rule):
                     out |= {c for a in sizes for c in names_in(a.value) if c in counters}
                 elif leaf == "full" and n.args:
                     out |= {c for c in names_in(n.args[0].value) if c in counters}
+                elif leaf == "pad" and len(n.args) >= 2:
+                    # padded by an amount made from the same counters: padded to a target size
+                    # (`F.pad(x, (0, bucket - n))`), which follows them only as far as the pad does not
+                    inner = self.shape_counters(n.args[0].value, loop, counters, depth)
+                    out |= inner - self.counters_of(n.args[1].value, loop, counters)
+                    continue
                 stack += [a.value for a in n.args]
                 stack.append(n.func)
             elif isinstance(n, cst.Subscript):
@@ -196,6 +208,18 @@ class LoopCalls(Rule):
                     out |= self.shape_counters(v, loop, counters, depth + 1)
         return out
 
+    def counters_of(self, expr: cst.BaseExpression, loop, counters: dict, depth: int = 0) -> set:
+        """Loop counters ``expr`` is made of, through names assigned in the loop."""
+        out = set()
+        for n in names_in(expr):
+            if n in counters:
+                out.add(n)
+            elif depth < 3:
+                v = self.value_in_loop(n, loop)
+                if v is not None:
+                    out |= self.counters_of(v, loop, counters, depth + 1)
+        return out
+
     def unbounded(self, names: set, counters: dict) -> set:
         """The counters among ``names`` whose loop may take more values than the recompile
         limit (a literal list of a few sizes, `range(4)`, cannot storm)."""
@@ -212,6 +236,16 @@ def counters_here(an) -> dict:
         if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and literal_ints(node.iter):
             out.setdefault(node.target.value, lp)
     return out
+
+
+def _cut_of(value: cst.BaseExpression, name: str) -> bool:
+    """`xs = xs[:-1]`, `xs = xs[1:]`, `xs = [x for x in xs if ...]`: a list re-bound to a part of
+    itself, whose length changes."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == name:
+        return any(isinstance(el.slice, cst.Slice) for el in value.slice)
+    if isinstance(value, cst.ListComp) and isinstance(value.for_in.iter, cst.Name):
+        return value.for_in.iter.value == name and bool(value.for_in.ifs)
+    return False
 
 
 def literal_ints(it) -> bool:

@@ -35,6 +35,12 @@ ENTRY = ("the int `{arg}` that it reads changes ({how} in the loop)", "an int ke
          "recompile) or as a tensor")
 GLOBAL_LIST = ("the global list `{arg}` that it reads grows ({how} in the loop)", "a list's length",
                "Pass one stacked tensor (its size can be dynamic) or a fixed-length window")
+DICT = ("the dict `{arg}` gains a key every pass ({how} in the loop)", "a dict's keys",
+        "Pass the values as one stacked tensor, or keep a fixed set of keys")
+GLOBAL_DICT = ("the global dict `{arg}` that it reads gains a key every pass ({how} in the loop)",
+               DICT[1], DICT[2])
+CUT = ("the list `{arg}` changes length ({how} in the loop)", "a list's length",
+       "Pass one stacked tensor (its size can be dynamic), or pad the list to a fixed length")
 APPENDS = (
     "`{name}()` appends to the module-level list `{arg}`, which keeps growing from one call to the next: "
     "Dynamo guards on the list's length, so every call of the compiled `{fn}` recompiles, and once it "
@@ -159,7 +165,7 @@ class ChangingValueRecompile(LoopCalls):
                 for lp in loop.chain():
                     how = self.grown.get(id(lp), {}).get(expr.value)
                     if how is not None and not _bounded_chain(lp, self.limit):
-                        return LIST, expr.value, f"`{expr.value}{how}`" if how.startswith(".") else "`+=`"
+                        return _grown(LIST, expr.value, how)
         return None
 
     def _reads(self, fn: cst.FunctionDef) -> set:
@@ -199,7 +205,7 @@ class ChangingValueRecompile(LoopCalls):
                     return ENTRY, target, how
             for name, how in self.grown.get(id(lp), {}).items():
                 if name in reads and name in self.module_names and not self.reset_in(name, loop):
-                    return GLOBAL_LIST, name, f"`{name}{how}`" if how.startswith(".") else "`+=`"
+                    return _grown(GLOBAL_LIST, name, how)
         return None
 
     def _appends(self, callee: str, fn: cst.FunctionDef) -> list:
@@ -221,6 +227,15 @@ class ChangingValueRecompile(LoopCalls):
                 elif isinstance(func, cst.Name) and func.value in self.defs:
                     todo.append(self.defs[func.value])
         return out
+
+
+def _grown(kind, name: str, how: str):
+    """The message parts for a container the loop changes: `.append()`/`+=`, a new key, a cut."""
+    if how.startswith("["):
+        return (DICT if kind is LIST else GLOBAL_DICT), name, f"`{name}{how}`"
+    if how.startswith(" = "):
+        return (CUT if kind is LIST else kind), name, f"`{name}{how}`"
+    return kind, name, f"`{name}{how}`" if how.startswith(".") else "`+=`"
 
 
 def _is_list(expr: cst.BaseExpression) -> bool:
