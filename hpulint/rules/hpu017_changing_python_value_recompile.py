@@ -282,7 +282,7 @@ def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
     return False
 
 
-SPLITS = ("split", "unbind", "tensor_split")
+SPLITS = ("split", "unbind")  # not chunk/tensor_split(n): n pieces whatever the size
 
 
 def _split_of(expr: cst.BaseExpression):
