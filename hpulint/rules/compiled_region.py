@@ -104,6 +104,12 @@ class LoopCalls(Rule):
             if isinstance(t.target, cst.Name):
                 self.assigned.setdefault(id(loop), {})[t.target.value] = node.value
                 self.rebound.setdefault(id(loop), set()).add(t.target.value)
+                if _cut_of(node.value, t.target.value):
+                    self.grown.setdefault(id(loop), {})[t.target.value] = f" = {code_of(node.value)}"
+            elif isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) \
+                    and any(n in self.counters_here() for el in t.target.slice for n in names_in(el.slice)):
+                # a new key every pass: `feats[f"f{i}"] = ...`
+                self.grown.setdefault(id(loop), {})[t.target.value.value] = f"[{code_of(t.target.slice[0].slice)}] = ..."
             elif isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
                     and len(t.target.elements) == len(node.value.elements):
                 for el, val in zip(t.target.elements, node.value.elements):
@@ -135,8 +141,19 @@ class LoopCalls(Rule):
                 and isinstance(func.value, cst.Name):
             self.grown.setdefault(id(loop), {})[func.value.value] = f".{func.attr.value}()"
             return
+        if isinstance(func, cst.Attribute) and func.attr.value == "clear" and isinstance(func.value, cst.Name):
+            self.rebound.setdefault(id(loop), set()).add(func.value.value)  # emptied every pass
+            return
         if isinstance(func, (cst.Name, cst.Attribute)):
-            self.calls.append((node, code_of(func), loop, an.counters_here()))
+            self.calls.append((node, code_of(func), loop, self.counters_here()))
+
+    def counters_here(self) -> dict:
+        return counters_here(self.an)
+
+    def reset_in(self, name: str, loop) -> bool:
+        """``name`` is re-bound or cleared in ``loop`` or a loop around it: it does not keep
+        growing from one pass to the next."""
+        return any(name in self.rebound.get(id(lp), ()) for lp in loop.chain())
 
     # --- questions ------------------------------------------------------------------------------
 
@@ -166,6 +183,12 @@ class LoopCalls(Rule):
                     out |= {c for a in sizes for c in names_in(a.value) if c in counters}
                 elif leaf == "full" and n.args:
                     out |= {c for c in names_in(n.args[0].value) if c in counters}
+                elif leaf == "pad" and len(n.args) >= 2:
+                    # padded by an amount made from the same counters: padded to a target size
+                    # (`F.pad(x, (0, bucket - n))`), which follows them only as far as the pad does not
+                    inner = self.shape_counters(n.args[0].value, loop, counters, depth)
+                    out |= inner - self.counters_of(n.args[1].value, loop, counters)
+                    continue
                 stack += [a.value for a in n.args]
                 stack.append(n.func)
             elif isinstance(n, cst.Subscript):
@@ -185,10 +208,59 @@ class LoopCalls(Rule):
                     out |= self.shape_counters(v, loop, counters, depth + 1)
         return out
 
+    def counters_of(self, expr: cst.BaseExpression, loop, counters: dict, depth: int = 0) -> set:
+        """Loop counters ``expr`` is made of, through names assigned in the loop."""
+        out = set()
+        for n in names_in(expr):
+            if n in counters:
+                out.add(n)
+            elif depth < 3:
+                v = self.value_in_loop(n, loop)
+                if v is not None:
+                    out |= self.counters_of(v, loop, counters, depth + 1)
+        return out
+
     def unbounded(self, names: set, counters: dict) -> set:
         """The counters among ``names`` whose loop may take more values than the recompile
         limit (a literal list of a few sizes, `range(4)`, cannot storm)."""
         return {n for n in names if not _bounded(counters.get(n), self.limit)}
+
+
+def counters_here(an) -> dict:
+    """The analysis' loop counters, and the target of a `for` over a literal list or tuple of
+    ints (`for length in (5, 9, 13)`): a new value each pass, as a range's counter."""
+    out = an.counters_here()
+    loop = an.loop
+    for lp in loop.chain() if loop is not None else ():
+        node = getattr(lp, "node", None)
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and literal_ints(node.iter):
+            out.setdefault(node.target.value, lp)
+    return out
+
+
+def _cut_of(value: cst.BaseExpression, name: str) -> bool:
+    """`xs = xs[:-1]`, `xs = xs[1:]`, `xs = [x for x in xs if ...]`: a list re-bound to a part of
+    itself, whose length changes."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == name:
+        return any(isinstance(el.slice, cst.Slice) for el in value.slice)
+    if isinstance(value, cst.ListComp) and isinstance(value.for_in.iter, cst.Name):
+        return value.for_in.iter.value == name and bool(value.for_in.ifs)
+    return False
+
+
+def literal_ints(it) -> bool:
+    """A literal list/tuple/set of at least two different ints."""
+    if not isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    values = set()
+    for el in it.elements:
+        v = el.value
+        if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+            v = v.expression
+        if not isinstance(v, cst.Integer):
+            return False
+        values.add(code_of(el.value))
+    return len(values) > 1
 
 
 def _bounded(loop, limit: int = RECOMPILE_LIMIT) -> bool:

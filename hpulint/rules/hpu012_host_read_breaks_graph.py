@@ -13,7 +13,9 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import captures_scalars, compiled_why, is_tensor, maybe_tensor, where
+from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
+                                           maybe_tensor, where)
 
 MESSAGE = (
     "{why}, so the graph breaks here on every call (graph break: the graph ends, Python runs it, "
@@ -34,12 +36,17 @@ class HostReadBreaksGraph(Rule):
     code = "HPU012"
     name = "host-read-breaks-graph"
     summary = ".item()/.tolist()/float() of a tensor, print or logging inside a torch.compile'd function (graph break)"
+    fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scalars = captures_scalars(ctx.source)
+        self.module = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -82,6 +89,8 @@ class HostReadBreaksGraph(Rule):
     def _report(self, node: cst.CSTNode, what, fix: str, check, subject=None) -> None:
         an = self.an
         fn = an.function
+        stmt = an.statement
+        logged = _is_log_statement(an, stmt)
 
         def when():
             reason = compiled_why(an, fn)
@@ -90,7 +99,26 @@ class HostReadBreaksGraph(Rule):
             said, why = subject() if subject is not None else (what, READ)
             return f"{said} {where(fn, reason)}: {why}"
 
-        self.report(node, MESSAGE.format(why="{why}", fix=fix), when=when)
+        def autofix():
+            if not logged:
+                return None
+            return move_read_fix(self.module, stmt, fn.node,
+                                 lambda d: is_compile_call(an, d.decorator) or an.qualname(d.decorator) == "torch.compile")
+
+        self.report(node, MESSAGE.format(why="{why}", fix=fix), when=when, fix=autofix)
+
+
+def _is_log_statement(an, stmt) -> bool:
+    """A statement that is only a print(...) or a logger call."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+        return False
+    call = stmt.body[0].value
+    if not isinstance(call, cst.Call):
+        return False
+    f = call.func
+    if isinstance(f, cst.Name):
+        return f.value == "print" and "print" not in an.bound_names()
+    return isinstance(f, cst.Attribute) and f.attr.value in LOG_METHODS and _is_logger(an, f.value)
 
 
 def _printed(an, call: cst.Call) -> list:

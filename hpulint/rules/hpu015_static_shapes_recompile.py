@@ -10,6 +10,8 @@ an eager fallback with ``dynamic=False`` or ``mark_static``, 1 graph with ``mark
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hpulint.analysis.syntax import code, keyword
@@ -25,8 +27,8 @@ MESSAGE = (
 FIX_FALSE = ("Remove `dynamic=False` (by default the first change makes the size dynamic: one "
              "recompile), or call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension "
              "before the call")
-FIX_STATIC = ("Drop the `mark_static` call for a dimension that varies, or use "
-              "`torch._dynamo.mark_dynamic(x, dim)`")
+FIX_STATIC = ("Use `torch._dynamo.maybe_mark_dynamic(x, dim)` instead (the size is dynamic from the first "
+              "call), or drop the `mark_static` call for a dimension that varies")
 
 
 class StaticShapesRecompile(LoopCalls):
@@ -47,7 +49,7 @@ class StaticShapesRecompile(LoopCalls):
         qn = an.qualname(node.func) or ""
         if qn.endswith("mark_static") and node.args and isinstance(node.args[0].value, cst.Name) \
                 and an.loop is not None:
-            self.marks.append((node, node.args[0].value.value, an.loop, an.counters_here()))
+            self.marks.append((node, node.args[0].value.value, an.loop, self.counters_here()))
             return
         arg = _static_kw(node)
         if arg is None:
@@ -83,7 +85,7 @@ class StaticShapesRecompile(LoopCalls):
                 msg = MESSAGE.format(how=f"`mark_static` keeps the size of `{name}` static",
                                      name="the compiled function", what="a size",
                                      arg=", ".join(sorted(varying)), fix=FIX_STATIC)
-                self.report(node, msg)
+                self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
 
     def _varying_call(self, name: str):
         """(what varies, the argument) for a call of ``name`` in a loop whose argument's size or
@@ -102,6 +104,34 @@ class StaticShapesRecompile(LoopCalls):
                 if self.unbounded(ints, counters):
                     return "an int", code(expr)
         return None
+
+
+_BACKEND = re.compile(r"backend\s*=\s*(?:\"|')([\w.-]+)")
+DEFAULT_BACKENDS = ("inductor", "eager", "aot_eager")  # they compile dynamic shapes
+
+
+def _dynamic_mark_fix(call: cst.Call, source: str):
+    """`mark_static(x, dim)` -> `maybe_mark_dynamic(x, dim)`: the dimension is dynamic from the
+    first call. Not `mark_dynamic`: that one raises ("Constraints violated") when the function
+    specializes the dimension; `maybe_mark_dynamic` then just specializes it (measured on 2.13).
+    Safe where every backend named in the file compiles dynamic shapes (the default ones);
+    elsewhere (hpu_backend, openxla, a custom backend) static shapes may be the point."""
+    positional = [a for a in call.args if a.keyword is None]
+    dims = [a for a in call.args if a.keyword is not None and a.keyword.value == "index"]
+    if len(positional) + len(dims) < 2:
+        return None  # mark_static(x): every dimension; which one varies is the user's call
+    func = call.func
+    imports = ()
+    if isinstance(func, cst.Attribute):
+        new = func.with_changes(attr=cst.Name("maybe_mark_dynamic"))
+    elif isinstance(func, cst.Name):
+        new, imports = cst.Name("maybe_mark_dynamic"), ("from torch._dynamo import maybe_mark_dynamic",)
+    else:
+        return None
+    backends = set(_BACKEND.findall(source))
+    safe = backends <= set(DEFAULT_BACKENDS)
+    return Fix(SAFE if safe else UNSAFE, "mark_static -> torch._dynamo.maybe_mark_dynamic (the size is dynamic "
+               "from the first call)", {call: call.with_changes(func=new)}, imports)
 
 
 def _static_kw(call: cst.Call):
@@ -130,6 +160,6 @@ def _remove_kw_fix(call: cst.Call, arg: cst.Arg) -> Fix:
     name = backend.value.strip("'\"") if isinstance(backend, cst.SimpleString) else None
     # the default backends compile dynamic shapes; others (hpu_backend, openxla, a custom one)
     # may not, so there the fix is the user's call
-    safe = backend is None or name in ("inductor", "eager", "aot_eager")
+    safe = backend is None or name in DEFAULT_BACKENDS
     return Fix(SAFE if safe else UNSAFE, "remove dynamic=False (Dynamo makes a size dynamic once it changes)",
                {call: call.with_changes(args=args)})

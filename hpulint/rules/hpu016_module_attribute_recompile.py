@@ -14,7 +14,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import _bounded, bounded_iter, is_compile_call, names_in, recompile_limit
+from hpulint.rules.compiled_region import _bounded, bounded_iter, counters_here, is_compile_call, names_in, recompile_limit
 
 MESSAGE = (
     "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
@@ -131,7 +131,7 @@ class ModuleAttributeRecompile(Rule):
         for names, it in self.comp_targets:
             if it is None or not bounded_iter(it, self.limit):
                 out |= names
-        for name, origin in self.an.counters_here().items():
+        for name, origin in counters_here(self.an).items():
             if not isinstance(origin, str) and not _bounded(origin, self.limit):
                 out.add(name)
         return out

@@ -1,12 +1,13 @@
 """HPU017 changing-value-recompile: a compiled function called with a Python value that changes
-every call and that Dynamo does not make dynamic: a string, the length of a growing list, a
-global int it reads.
+every call and that Dynamo does not make dynamic: a string, a list's or tuple's length, a global
+int, dict entry, attribute or list it reads, a module-level list it appends to.
 
 Sources: PyTorch docs, "torch.compile Troubleshooting" (recompilations, guards, ``recompile_limit``)
 and "Dynamic Shapes" (automatic dynamic: int and float arguments become symbolic after one
 recompilation; other Python values are guarded by value). Measured on torch 2.13
-(docs/compile-target.md): a str argument, a list's length and a global int each give 8 graphs,
-7 recompilations and an eager fallback over 12 calls; an int or float argument 2 graphs; a tensor 1.
+(docs/compile-target.md): a str argument, a list's length, a global int, an int in a global dict and
+a module-level list the function appends to each give 8 graphs, 7 recompilations and an eager
+fallback over 12 calls; an int or float argument (or a float in a dict) 2 graphs; a tensor 1.
 """
 from __future__ import annotations
 
@@ -26,12 +27,34 @@ LIST = ("the list `{arg}` grows ({how} in the loop)", "a list's length",
         "Pass one stacked tensor (its size can be dynamic) or a fixed-length window")
 GLOBAL = ("the global `{arg}` that it reads changes ({how} in the loop)", "a global int's value",
           "Pass it as an argument (an int argument is made dynamic after one recompile) or as a tensor")
+GLOBAL_BUMP = ("the global `{arg}` that it reads changes ({how})", GLOBAL[1], GLOBAL[2])
+LENGTH = ("the length of `{arg}` changes ({how})", "a list's or tuple's length",
+          "Keep the length fixed (pad it), or pass the values as one tensor (its size can be dynamic)")
+ENTRY = ("the int `{arg}` that it reads changes ({how} in the loop)", "an int kept in a global dict or "
+         "object by value", "Pass it as an argument (an int argument is made dynamic after one "
+         "recompile) or as a tensor")
+GLOBAL_LIST = ("the global list `{arg}` that it reads grows ({how} in the loop)", "a list's length",
+               "Pass one stacked tensor (its size can be dynamic) or a fixed-length window")
+DICT = ("the dict `{arg}` gains a key every pass ({how} in the loop)", "a dict's keys",
+        "Pass the values as one stacked tensor, or keep a fixed set of keys")
+GLOBAL_DICT = ("the global dict `{arg}` that it reads gains a key every pass ({how} in the loop)",
+               DICT[1], DICT[2])
+CUT = ("the list `{arg}` changes length ({how} in the loop)", "a list's length",
+       "Pass one stacked tensor (its size can be dynamic), or pad the list to a fixed length")
+APPENDS = (
+    "`{name}()` appends to the module-level list `{arg}`, which keeps growing from one call to the next: "
+    "Dynamo guards on the list's length, so every call of the compiled `{fn}` recompiles, and once it "
+    "has recompiled `recompile_limit` (8) times it runs the function eagerly for the rest of the run "
+    "(eager fallback). Return the value and append it in the eager code around the compiled function "
+    "(or clear the list before each call)"
+)
 
 
 class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
-    summary = "a compiled function called with a str, a growing list or a changing global int (recompile per call)"
+    summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
+               "dict entry or list that changes (recompile per call)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -40,6 +63,18 @@ class ChangingValueRecompile(LoopCalls):
         self.defs: dict = {}  # module-level function name -> FunctionDef
         self.globals_int: set = set()  # module-level names bound to an int literal
         self.bumped: dict = {}  # id(loop) -> {name: how} int names re-bound in the loop
+        self.module_names: set = set()  # names bound at module level, outside loops (and classes)
+        self.module_lists: set = set()  # ... to a list (`history = []`)
+        self.entries: dict = {}  # id(loop) -> {name: how}: `name[k] = int` / `name.a = int` in the loop
+        self.declared: dict = {}  # id(function scope) -> names it declares `global`
+        self.global_bumps: dict = {}  # name -> how: `global NAME; NAME += 1` in some function
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if self.an.loop is None and self.an.function.kind == "module":
+            self.module_names.add(node.name.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         parent = self.an.function.parent  # the walk is already inside the function
@@ -54,18 +89,31 @@ class ChangingValueRecompile(LoopCalls):
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
         an = self.an
-        if an.function.kind == "module" and an.loop is None and isinstance(node.value, cst.Integer):
+        if an.function.kind == "module" and an.loop is None:
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
-                    self.globals_int.add(t.target.value)
-        if an.loop is not None and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            name = node.targets[0].target.value
-            counters = an.counters_here()
-            if any(n in counters for n in names_in(node.value)) and not _has_float(node.value):
-                self.bumped.setdefault(id(an.loop), {})[name] = f"`{code(node)}`"
+                    self.module_names.add(t.target.value)
+                    if isinstance(node.value, cst.Integer):
+                        self.globals_int.add(t.target.value)
+                    if _is_list(node.value):
+                        self.module_lists.add(t.target.value)
+        if an.loop is not None and len(node.targets) == 1:
+            target = node.targets[0].target
+            counters = self.counters_here()
+            if isinstance(target, cst.Name):
+                if any(n in counters for n in names_in(node.value)) and not _has_float(node.value):
+                    self.bumped.setdefault(id(an.loop), {})[target.value] = f"`{code(node)}`"
+            elif isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name) \
+                    and _int_of(node.value, counters):
+                self.entries.setdefault(id(an.loop), {})[target.value.value] = (code(target), f"`{code(node)}`")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         super().visit_AugAssign(node)
+        fn = self.an.function
+        if fn.kind == "function" and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer) \
+                and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+                and node.target.value in self.declared.get(id(fn), ()):
+            self.global_bumps.setdefault(node.target.value, f"`{code(node)}` in {fn.name}()")
         loop = self.an.loop
         if loop is not None and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer):
             self.bumped.setdefault(id(loop), {})[node.target.value] = f"`{code(node)}`"
@@ -86,6 +134,13 @@ class ChangingValueRecompile(LoopCalls):
         for call, callee, loop, counters in self.calls:
             if callee not in self.compiled or callee in reported:
                 continue
+            fn = self.compiled[callee]
+            grows = [a for a in self._appends(callee, fn) if not self.reset_in(a[1], loop)] if fn is not None else []
+            for node, name, inner in grows:
+                reported.add(callee)
+                self.report(node, APPENDS.format(name=inner, arg=name, fn=callee))
+            if grows:
+                continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
                 continue
@@ -98,13 +153,19 @@ class ChangingValueRecompile(LoopCalls):
             expr = a.value
             value = self.value_in_loop(expr.value, loop) if isinstance(expr, cst.Name) else None
             for e in (expr, value):
-                if e is not None and _string_of(e, counters) and self.unbounded(set(names_in(e)) & set(counters), counters):
+                varying = self.unbounded(set(names_in(e)) & set(counters), counters) if e is not None else set()
+                if varying and _string_of(e, counters):
                     return STR, code(expr), ""
+                if varying and _length_of(e, counters):
+                    return LENGTH, code(expr), f"`{code(e)}`"
+                split = _split_of(e) if e is not None else None
+                if split is not None and (varying or self.unbounded(self.shape_counters(split, loop, counters), counters)):
+                    return LENGTH, code(expr), f"as many pieces as the size of `{code(split)}` allows"
             if isinstance(expr, cst.Name):
                 for lp in loop.chain():
                     how = self.grown.get(id(lp), {}).get(expr.value)
                     if how is not None and not _bounded_chain(lp, self.limit):
-                        return LIST, expr.value, f"`{expr.value}{how}`" if how.startswith(".") else "`+=`"
+                        return _grown(LIST, expr.value, how)
         return None
 
     def _reads(self, fn: cst.FunctionDef) -> set:
@@ -122,16 +183,156 @@ class ChangingValueRecompile(LoopCalls):
         return reads
 
     def _global(self, fn, loop):
-        """A global int the compiled function reads and the loop re-binds."""
-        if fn is None or loop.scope.kind != "module":
+        """A global the compiled function reads and the loop changes: an int it re-binds, an int
+        it stores in a dict or an object's attribute, a list it grows."""
+        if fn is None:
             return None
         local = {p.name.value for p in fn.params.params}
-        reads = self._reads(fn)
+        reads = self._reads(fn) - local
+        for name, how in self.global_bumps.items():
+            if name in reads and name in self.globals_int:
+                return GLOBAL_BUMP, name, how  # a counter: a new value each time its function runs
+        if loop.scope.kind != "module":
+            return None
         for lp in loop.chain():
+            if _bounded_chain(lp, self.limit):
+                continue
             for name, how in self.bumped.get(id(lp), {}).items():
-                if name in reads and name not in local and name in self.globals_int and not _bounded_chain(lp, self.limit):
+                if name in reads and name in self.globals_int:
                     return GLOBAL, name, how
+            for name, (target, how) in self.entries.get(id(lp), {}).items():
+                if name in reads and name in self.module_names:
+                    return ENTRY, target, how
+            for name, how in self.grown.get(id(lp), {}).items():
+                if name in reads and name in self.module_names and not self.reset_in(name, loop):
+                    return _grown(GLOBAL_LIST, name, how)
         return None
+
+    def _appends(self, callee: str, fn: cst.FunctionDef) -> list:
+        """(append call, list name, function name) for each module-level list that the compiled
+        function (or a same-file function it calls) appends to."""
+        out, seen, todo = [], set(), [fn]
+        while todo:
+            f = todo.pop()
+            if id(f) in seen:
+                continue
+            seen.add(id(f))
+            local = _bound_in(f)
+            for call in _calls_in(f):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") \
+                        and isinstance(func.value, cst.Name) and func.value.value in self.module_lists \
+                        and func.value.value not in local:
+                    out.append((call, func.value.value, f.name.value))
+                elif isinstance(func, cst.Name) and func.value in self.defs:
+                    todo.append(self.defs[func.value])
+        return out
+
+
+def _grown(kind, name: str, how: str):
+    """The message parts for a container the loop changes: `.append()`/`+=`, a new key, a cut."""
+    if how.startswith("["):
+        return (DICT if kind is LIST else GLOBAL_DICT), name, f"`{name}{how}`"
+    if how.startswith(" = "):
+        return (CUT if kind is LIST else kind), name, f"`{name}{how}`"
+    return kind, name, f"`{name}{how}`" if how.startswith(".") else "`+=`"
+
+
+def _is_list(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.List) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)
+                                          and expr.func.value == "list" and not expr.args)
+
+
+def _int_of(expr: cst.BaseExpression, counters: dict) -> bool:
+    """An int made of loop counters and int literals (`w`, `2 * i + 1`)."""
+    names = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.append(n.value)
+        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
+            stack += (n.left, n.right)
+        elif isinstance(n, cst.UnaryOperation):
+            stack.append(n.expression)
+        elif not isinstance(n, cst.Integer):
+            return False
+    return bool(names) and all(n in counters for n in names)
+
+
+def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
+    """A list or tuple whose length follows a loop counter: `(1,) * k`, `(2, 3) + (1,) * k`,
+    `list(range(n))`, `[0 for _ in range(n)]`."""
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Multiply):
+            for seq, times in ((expr.left, expr.right), (expr.right, expr.left)):
+                if isinstance(seq, (cst.List, cst.Tuple)) and any(n in counters for n in names_in(times)):
+                    return True
+        if isinstance(expr.operator, cst.Add):
+            return _length_of(expr.left, counters) or _length_of(expr.right, counters)
+        return False
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") \
+            and len(expr.args) == 1:
+        inner = expr.args[0].value
+        if isinstance(inner, cst.GeneratorExp):
+            inner = cst.ListComp(elt=inner.elt, for_in=inner.for_in)
+        return _range_of(inner, counters) or _length_of(inner, counters)
+    if isinstance(expr, cst.ListComp) and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
+        return _range_of(expr.for_in.iter, counters)
+    return False
+
+
+SPLITS = ("split", "unbind")  # not chunk/tensor_split(n): n pieces whatever the size
+
+
+def _split_of(expr: cst.BaseExpression):
+    """The tensor that `x.split(k)`, `x.unbind()`, `torch.split(x, k)` (or `list()`/`tuple()` of
+    one) cuts into as many pieces as its size allows, else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") \
+            and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.func.attr.value not in SPLITS:
+        return None
+    recv = expr.func.value
+    if isinstance(recv, cst.Name) and recv.value == "torch":
+        return expr.args[0].value if expr.args else None
+    return recv
+
+
+def _range_of(expr: cst.BaseExpression, counters: dict) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
+        and any(n in counters for n in names_in(expr))
+
+
+def _bound_in(fn: cst.FunctionDef) -> set:
+    """Names the function binds locally (parameters, assignments), unless declared global."""
+    out = {p.name.value for p in fn.params.params}
+    declared = set()
+    stack = list(fn.body.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.Global):
+            declared |= {g.name.value for g in n.names}
+        elif isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+        stack += list(n.children)
+    return out - declared
+
+
+def _calls_in(fn: cst.FunctionDef) -> list:
+    out, stack = [], list(fn.body.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.Call):
+            out.append(n)
+        stack += list(n.children)
+    return out
 
 
 def _body_names(fn: cst.FunctionDef) -> set:
@@ -142,7 +343,10 @@ def _body_names(fn: cst.FunctionDef) -> set:
 
 
 def _string_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    """A string built from a loop counter: an f-string, str(i), "..." + str(i), "...".format(i), "%d" % i."""
+    """A string built from a loop counter: an f-string, str(i), "..." + str(i), "...".format(i), "%d" % i,
+    or either branch of a conditional expression."""
+    if isinstance(expr, cst.IfExp):
+        return _string_of(expr.body, counters) or _string_of(expr.orelse, counters)
     if isinstance(expr, cst.FormattedString):
         return any(isinstance(p, cst.FormattedStringExpression) and any(n in counters for n in names_in(p.expression))
                    for p in expr.parts)

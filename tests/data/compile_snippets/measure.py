@@ -1,6 +1,6 @@
 """Measure every snippet here on real Dynamo, without hpulint: writes truth.json.
 
-    python tests/data/compile_snippets/measure.py [--check]
+    python tests/data/compile_snippets/measure.py [--check] [SNIPPET ...]
 
 Each snippet runs in a fresh Python process the way a user would debug it:
 ``TORCH_LOGS=graph_breaks,recompiles``, ``torch.compile``'s backend set to ``"eager"``, minimal
@@ -18,7 +18,8 @@ Lines: ``break_lines`` (where Dynamo says the graph broke), ``recompile_lines`` 
 failed guards came from), ``recompile_def_lines``/``fallback_def_lines`` (the ``def`` of the
 function that recompiled or fell back). ``safe``: no graph break, no eager fallback and at most
 one recompilation (Dynamo's automatic dynamic shapes recompile once by design). ``--check``
-compares a new measurement with truth.json instead of writing it.
+compares a new measurement with truth.json instead of writing it. Given snippet names, only those
+are measured (or checked); their rows replace or join the others in truth.json.
 """
 from __future__ import annotations
 
@@ -119,8 +120,12 @@ def measure(path: Path) -> dict:
 def main(argv=None) -> int:
     import torch
 
-    check = "--check" in (argv or sys.argv[1:])
-    snippets = sorted(HERE.glob("c[0-9]*.py"))
+    args = argv if argv is not None else sys.argv[1:]
+    check = "--check" in args
+    names = {Path(a).name for a in args if a != "--check"}
+    snippets = sorted(p for p in HERE.glob("c[0-9]*.py") if not names or p.name in names)
+    if names - {p.name for p in snippets}:
+        raise SystemExit(f"no such snippet here: {', '.join(sorted(names - {p.name for p in snippets}))}")
     rows = []
     for path in snippets:
         row = measure(path)
@@ -129,13 +134,15 @@ def main(argv=None) -> int:
               f"recompiles={row['recompiles']} fallbacks={row['fallbacks']} "
               f"break_lines={row['break_lines']} recompile_lines={row['recompile_lines']} "
               f"{'safe' if row['safe'] else ''}")
-    data = {"torch": torch.__version__, "backend": "eager", "snippets": rows}
     target = HERE / "truth.json"
+    old = json.loads(target.read_text()) if target.exists() else {"snippets": []}
     if check:
-        old = json.loads(target.read_text())
-        same = old["snippets"] == rows
+        same = [r for r in old["snippets"] if not names or r["file"] in names] == rows
         print("truth.json is up to date" if same else "truth.json differs from this measurement")
         return 0 if same else 1
+    if names:
+        rows = sorted([r for r in old["snippets"] if r["file"] not in names] + rows, key=lambda r: r["file"])
+    data = {"torch": torch.__version__, "backend": "eager", "snippets": rows}
     target.write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {target} ({len(rows)} snippets, {sum(r['safe'] for r in rows)} safe)")
     return 0
