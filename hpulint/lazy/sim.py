@@ -29,8 +29,9 @@ from .frames import (StopReplay, _USER_CODE, _name_in, is_cpu_device, is_fake_de
 from .graph import SCALAR, Data, Handle, Node, Out, canonical, explain
 from .metrics import MetricsMixin
 from .modes import _Dispatch, _Functions
-from .ops import S, T, TL, VIEW, _NO_DEFAULT, _canon
+from .ops import OP, S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .profiles import get_profile
+from .shapes import NO_COMPUTE, run_shapes_only
 from .training import LoaderTags, TrainingMarks
 
 class ExecutionNotAllowed(RuntimeError):
@@ -74,8 +75,9 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     engine = "sim"
 
-    def __init__(self, profile="hpu", max_steps=None, scalars=None):
+    def __init__(self, profile="hpu", max_steps=None, scalars=None, compute=True):
         self.profile = get_profile(profile, scalars)
+        self.compute = compute  # False: device ops give their results' layout only (shapes.py)
         self.fake_device = torch.device(self.profile.device_type, 0)
         self.max_steps = max_steps
         # counters
@@ -316,7 +318,10 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
             self.fail(e, f"recording {info.name}")
             return func(*args, **kwargs)
-        out = func(*args, **kwargs)
+        if self.compute or info.kind != OP:
+            out = func(*args, **kwargs)
+        else:
+            out = run_shapes_only(func, info, args, kwargs)
         try:
             self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
             if self.eager and info.kind != VIEW:
@@ -656,7 +661,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             "internal_error": self.broken,
             "notes": list(self.notes),
             "scalars": "data" if self.profile.scalars_are_data else "constant",
-            "assumptions": [self.profile.assumption] if self.profile.assumption else [],
+            "assumptions": ([self.profile.assumption] if self.profile.assumption else []) + (
+                [] if self.compute else [NO_COMPUTE]),
         }
 
     # -- activation ------------------------------------------------------------------------------
