@@ -112,6 +112,9 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         self.notes = []  # what the report should say about how the script was run
         # modes the PyTorch/XLA stand-ins switch
         self.eager = False  # torch_xla.experimental.eager_mode(True): every op its own graph
+        # False while MpDeviceLoader / send_cpu_data_to_device upload a batch: XLA makes the
+        # tensors from the host data directly, no graph even in eager mode (measured, 2.9)
+        self.eager_upload = True
         self.allow_execution = True  # False inside torch_xla.compile(full_graph=True)
         # state
         self.handles = {}  # id(tensor) -> (Handle, _Ref)
@@ -196,7 +199,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             self.pending[h] = None  # an IR value: the next step marker computes it
         else:
             h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
-            if self.eager:
+            if self.eager and self.eager_upload:
                 # eager mode syncs every new device tensor at once: an upload runs a graph of
                 # its own, one per shape and dtype (measured on torch_xla 2.9)
                 self.seq += 1
