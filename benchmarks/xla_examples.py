@@ -7,6 +7,9 @@ this); the scripts run from it as they are, with their default model (DecoderOnl
     python benchmarks/xla_examples.py /path/to/pytorch/xla                 # --no-compute
     python benchmarks/xla_examples.py /path/to/pytorch/xla --compute       # real values
     python benchmarks/xla_examples.py /path/to/pytorch/xla --plain-step    # + one CPU step
+    # the same examples with a small model, to the end, on hpulint (values computed) and on
+    # real torch_xla (a python that has torch_xla 2.9; PJRT_DEVICE=CPU):
+    python benchmarks/xla_examples.py /path/to/pytorch/xla --small-real /venv/bin/python
 
 For every example and profile it prints how the run ended, the counts and the wall time of the
 whole `hpulint verify` command (Python start and torch import included). ``--plain-step`` also
@@ -48,6 +51,71 @@ def verify(script, profile, max_steps, compute, timeout):
     return data, wall
 
 
+# Runs an example with a small model (hidden 64, intermediate 128) for N steps: the eager
+# examples take no arguments, so their base class's defaults are replaced before they run.
+_SMALL = r'''
+import os, runpy, sys
+script, steps = sys.argv[1], int(sys.argv[2])
+examples = os.path.dirname(os.path.dirname(script)) if os.sep + "eager" + os.sep in script \
+    else os.path.dirname(script)
+sys.path.insert(0, examples)
+import torch_xla
+torch_xla.launch = lambda fn, args=(), *a, **k: fn(0, *args)  # in this process, device 0
+if script.endswith("train_decoder_only_base.py"):
+    sys.argv = [script, "--num-steps", str(steps), "--hidden-size", "64", "--intermediate-size", "128"]
+else:
+    import decoder_only_model as dm
+    import train_decoder_only_base as tb
+    tb.TrainDecoderOnlyBase.__init__.__defaults__ = (
+        dm.DecoderOnlyModel, steps, dm.DecoderOnlyConfig(hidden_size=64, intermediate_size=128))
+    sys.argv = [script]
+runpy.run_path(script, run_name="__main__")
+import torch_xla.debug.metrics as met
+data = met.metric_data("TransferFromDeviceTime")
+print("COUNTS", met.counter_value("UncachedCompile") or 0, met.counter_value("CachedCompile") or 0,
+      data[0] if data else 0, met.counter_value("MarkStep") or 0)
+'''
+
+
+def small_runs(checkout, real_python, steps, only):
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="xla-examples-") as tmp:
+        wrapper = os.path.join(tmp, "small_example.py")
+        with open(wrapper, "w", encoding="utf-8") as f:
+            f.write(_SMALL)
+        print(f"small model (hidden 64, intermediate 128), {steps} steps, to the end: "
+              "compiles cached transfers markers", flush=True)
+        for rel in EXAMPLES:
+            if only and not any(o in rel for o in only):
+                continue
+            script = str(checkout / rel)
+            cmd = [sys.executable, "-m", "hpulint.lazy", wrapper, "--profile", "xla", "--format",
+                   "json", "--timeout", "1800", "--", script, str(steps)]
+            env = dict(os.environ)
+            env["PYTHONPATH"] = str(ROOT)
+            t = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp)
+            sim_wall = time.perf_counter() - t
+            try:
+                d = json.loads(proc.stdout)
+                sim = (f"{d['status']:7} {d['compiles']} {d['cached']} {d['syncs']} "
+                       f"{d['mark_steps']} ({sim_wall:.0f} s)")
+            except (ValueError, KeyError):
+                sim = f"no report: {proc.stderr.strip()[-200:]}"
+            real = "not run"
+            if real_python:
+                t = time.perf_counter()
+                proc = subprocess.run([real_python, wrapper, script, str(steps)], cwd=tmp,
+                                      capture_output=True, text=True,
+                                      env=dict(os.environ, PJRT_DEVICE="CPU"))
+                wall = time.perf_counter() - t
+                found = [x for x in proc.stdout.splitlines() if x.startswith("COUNTS ")]
+                real = (" ".join(found[-1].split()[1:]) + f" ({wall:.0f} s)" if found
+                        else f"failed: {proc.stderr.strip()[-200:]}")
+            print(f"{rel:58} hpulint xla: {sim}   torch_xla 2.9: {real}", flush=True)
+
+
 def plain_step(checkout):
     """One training step of the examples' default model in plain PyTorch (no hpulint)."""
     import torch
@@ -86,6 +154,10 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=1800.0)
     p.add_argument("--plain-step", action="store_true")
     p.add_argument("--only", nargs="*", default=None, help="examples whose path contains these")
+    p.add_argument("--small-real", metavar="PYTHON", nargs="?", const="", default=None,
+                   help="run the examples with a small model to the end on hpulint and, given "
+                        "a python with torch_xla, on real torch_xla")
+    p.add_argument("--small-steps", type=int, default=12)
     a = p.parse_args(argv)
     checkout = Path(a.checkout).resolve()
     if not (checkout / "examples" / "decoder_only_model.py").is_file():
@@ -96,6 +168,9 @@ def main(argv=None) -> int:
                             capture_output=True, text=True).stdout.strip() or "(no git)"
     print(f"pytorch/xla examples at {checkout} {commit}; --max-steps {a.max_steps}, "
           f"{'values computed' if a.compute else '--no-compute'}", flush=True)
+    if a.small_real is not None:
+        small_runs(checkout, a.small_real, a.small_steps, a.only)
+        return 0
     for rel in EXAMPLES:
         if a.only and not any(o in rel for o in a.only):
             continue
