@@ -40,7 +40,8 @@ def verify(script, profile, max_steps, compute, timeout):
     if not compute:
         cmd.append("--no-compute")
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    old = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + old if old else "")
     started = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=os.path.dirname(script))
     wall = time.perf_counter() - started
@@ -62,7 +63,8 @@ sys.path.insert(0, examples)
 import torch_xla
 torch_xla.launch = lambda fn, args=(), *a, **k: fn(0, *args)  # in this process, device 0
 if script.endswith("train_decoder_only_base.py"):
-    sys.argv = [script, "--num-steps", str(steps), "--hidden-size", "64", "--intermediate-size", "128"]
+    sys.argv = [script, "--num-steps", str(steps), "--hidden-size", "64",
+                "--intermediate-size", "128"]
 else:
     import decoder_only_model as dm
     import train_decoder_only_base as tb

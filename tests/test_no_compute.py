@@ -28,8 +28,9 @@ def _counts(r):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("profile", ["xla", "hpu"])
-@pytest.mark.parametrize("name, args", [("xla_decoder_only.py", ()), ("gaudi_lazy.py", ()),
-                                        ("xla_eager.py", ()), ("nanogpt/train.py", ("--device=hpu",))])
+@pytest.mark.parametrize("name, args", [
+    ("xla_decoder_only.py", ()), ("gaudi_lazy.py", ()), ("xla_eager.py", ()),
+    ("nanogpt/train.py", ("--device=hpu",))])
 def test_counts_are_the_same_without_computing(name, args, profile):
     computed = replay(str(REAL / name), list(args), profile=profile)
     shapes = replay(str(REAL / name), list(args), profile=profile, compute=False)

@@ -18,8 +18,8 @@ The list comes from torch_xla's public modules and from what its ``examples/`` a
 
 * ``distributed.spmd`` on one device: annotations accepted, nothing sharded (xla_spmd.py).
 
-Anything else under ``torch_xla`` is named as not stood in (SPMD over several devices, FSDP, Pallas kernels, scan,
-collectives across devices, the ``_XLAC`` internals beyond the few listed here).
+Anything else under ``torch_xla`` is named as not stood in (SPMD over several devices, FSDP,
+Pallas kernels, scan, collectives across devices, the ``_XLAC`` internals beyond the few listed here).
 """
 from __future__ import annotations
 
