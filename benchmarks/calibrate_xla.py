@@ -12,6 +12,9 @@ simulated device row by row (tests/test_lazy_calibration.py)::
     python benchmarks/calibrate_xla.py compare [NAME ...]
     # in the PyTorch/XLA venv: PT_XLA_DEBUG=1 output and metrics_report() of a few scripts
     PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py logs
+    # the held-out set (tests/data/heldout/: scripts written after the simulator, never tuned on)
+    PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py --heldout xla
+    python benchmarks/calibrate_xla.py --heldout compare
 
 NAMEs restrict a run to the rows whose script path contains one of them (the other rows of the
 table are kept). Each script runs in a child process of its own, so no compilation cache or
@@ -47,6 +50,8 @@ REALISTIC = ROOT / "tests" / "data" / "realistic"
 XLA_TABLE = DATA / "xla.csv"
 LTC_TABLE = DATA / "ltc.csv"
 LOGS = ROOT / "tests" / "data" / "logs" / "xla"
+HELDOUT = ROOT / "tests" / "data" / "heldout"
+HELDOUT_TABLE = HELDOUT / "xla.csv"
 
 XLA_COLUMNS = ("script", "args", "compiles", "cached", "transfers", "mark_steps", "graph_max",
                "status", "seconds")
@@ -63,6 +68,16 @@ def rows() -> list:
     scripts = sorted(SCRIPTS.glob("*.py")) + sorted(REALISTIC.glob("*.py")) + \
         sorted(REALISTIC.glob("*/train.py"))
     for path in scripts:
+        for args in _args_of(path):
+            out.append((path.relative_to(ROOT).as_posix(), args))
+    return out
+
+
+def heldout_rows() -> list:
+    """The held-out set: scripts written after the simulator was calibrated, in their own table
+    (tests/data/heldout/xla.csv) so that the main table's rows stay what they were tuned on."""
+    out = []
+    for path in sorted((HELDOUT / "scripts").glob("*.py")):
         for args in _args_of(path):
             out.append((path.relative_to(ROOT).as_posix(), args))
     return out
@@ -279,15 +294,16 @@ class _HpuOnXla:
         return False
 
 
-def run_xla(names) -> int:
+def run_xla(names, heldout=False) -> int:
     try:
         import torch
         import torch_xla
     except ImportError as e:
         print(f"calibrate_xla: needs torch_xla ({e}); see the module docstring", file=sys.stderr)
         return 2
-    table = read_table(XLA_TABLE)
-    todo = _selected(rows(), names)
+    table_path, all_rows = (HELDOUT_TABLE, heldout_rows()) if heldout else (XLA_TABLE, rows())
+    table = read_table(table_path)
+    todo = _selected(all_rows, names)
     env = dict(os.environ, PJRT_DEVICE="CPU")
     for script, args in todo:
         with tempfile.TemporaryDirectory(prefix="calibrate-") as tmp:
@@ -305,12 +321,12 @@ def run_xla(names) -> int:
         table[(script, res["args"])] = res
         print(f"{script} {res['args']}: " + " ".join(
             f"{c}={res.get(c, '')}" for c in XLA_COLUMNS[2:]), flush=True)
-    table_meta = DATA / "versions.json"
+    table_meta = table_path.parent / "versions.json"
     meta = json.loads(table_meta.read_text()) if table_meta.is_file() else {}
     meta["xla"] = {"torch": torch.__version__, "torch_xla": torch_xla.__version__,
                    "PJRT_DEVICE": "CPU", "python": sys.version.split()[0]}
     table_meta.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    _write_table(XLA_TABLE, XLA_COLUMNS, table, rows())
+    _write_table(table_path, XLA_COLUMNS, table, all_rows)
     return 0
 
 
@@ -345,14 +361,15 @@ def run_ltc(names) -> int:
     return 0
 
 
-def compare(names) -> int:
+def compare(names, heldout=False) -> int:
     """The simulated device (profile xla) next to the real engines, row by row."""
     sys.path.insert(0, str(ROOT))
     from hpulint.lazy.replay import replay
 
-    xla, ltc = read_table(XLA_TABLE), read_table(LTC_TABLE)
+    xla = read_table(HELDOUT_TABLE if heldout else XLA_TABLE)
+    ltc = {} if heldout else read_table(LTC_TABLE)
     same = total = 0
-    for script, args in _selected(rows(), names):
+    for script, args in _selected(heldout_rows() if heldout else rows(), names):
         key = (script, " ".join(args))
         real = xla.get(key)
         sim = replay(str(ROOT / script), args, profile="xla")
@@ -380,14 +397,16 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="calibrate_xla.py", description=__doc__.split("\n")[0])
     p.add_argument("what", choices=("xla", "ltc", "compare", "logs"))
     p.add_argument("names", nargs="*", help="only rows whose script path contains one of these")
+    p.add_argument("--heldout", action="store_true",
+                   help="the held-out scripts and table (tests/data/heldout/) instead")
     a = p.parse_args(argv)
     if a.what == "xla":
-        return run_xla(a.names)
+        return run_xla(a.names, a.heldout)
     if a.what == "ltc":
         return run_ltc(a.names)
     if a.what == "logs":
         return make_logs(a.names)
-    return compare(a.names)
+    return compare(a.names, a.heldout)
 
 
 def make_logs(names) -> int:

@@ -33,7 +33,8 @@ DOCS = "docs/verify.md lists what the replay stands in for"
 
 
 @pytest.mark.parametrize("line, name", [
-    ("from torch_xla.distributed.spmd import Mesh", "torch_xla.distributed.spmd"),
+    ("from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel",
+     "torch_xla.distributed.fsdp"),
     ("import torch_xla.experimental.custom_kernel", "torch_xla.experimental.custom_kernel"),
     ("from torch_xla.core.xla_model import not_an_api", "torch_xla.core.xla_model.not_an_api"),
     ("y = xm.not_an_api(x)", "torch_xla.core.xla_model.not_an_api"),

@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "as PyTorch/XLA does: only 0, 1 and -1 are constants) or constant "
                              "(every value is a constant: the worst case, reported as an "
                              "assumption)")
+    parser.add_argument("--no-compute", dest="compute", action="store_false",
+                        help="hpu and xla profiles: do not compute device ops, only the shapes of "
+                             "their results (small results read as zeros): for models too big "
+                             "for this CPU; counts that depend on device values (a data-dependent "
+                             "shape, an if on a tensor) may differ")
     parser.add_argument("--format", dest="format", choices=("text", "json"), default="text",
                         help="report format")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
@@ -98,6 +103,9 @@ def run(args) -> int:
     if scalars is not None and (args.profile == "compile" or args.engine != "sim"):
         return _usage("--scalars applies to the simulated device (--profile hpu or xla, "
                       "--engine sim) only")
+    if not getattr(args, "compute", True) and (args.profile == "compile" or args.engine != "sim"):
+        return _usage("--no-compute applies to the simulated device (--profile hpu or xla, "
+                      "--engine sim) only")
     if args.backend is not None and args.profile != "compile":
         return _usage("--backend applies to --profile compile only")
     if importlib.util.find_spec("torch") is None:
@@ -122,7 +130,8 @@ def run(args) -> int:
     findings, lint_error = _lint(source, script)
     result = replay_run(script, list(args.script_args), profile=args.profile,
                         engine=args.engine, timeout=args.timeout, max_steps=args.max_steps,
-                        compile_backend=args.backend, scalars=scalars)
+                        compile_backend=args.backend, scalars=scalars,
+                        compute=getattr(args, "compute", True))
     if lint_error:
         result["lint_error"] = lint_error
     confirmed = conf.confirm(findings or [], result, source)

@@ -57,7 +57,7 @@ def _describe(exc: BaseException, script: str) -> dict:
     }
 
 
-def _backend(engine, profile, max_steps, compile_backend=None, scalars=None):
+def _backend(engine, profile, max_steps, compile_backend=None, scalars=None, compute=True):
     if profile == "compile":  # real Dynamo (dynamo.py)
         from .dynamo import DynamoRecorder
 
@@ -68,11 +68,11 @@ def _backend(engine, profile, max_steps, compile_backend=None, scalars=None):
         return LtcDevice(profile, max_steps)
     from .sim import SimDevice
 
-    return SimDevice(profile, max_steps, scalars)
+    return SimDevice(profile, max_steps, scalars, compute)
 
 
 def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
-           compile_backend=None, on_start=None, scalars=None) -> dict:
+           compile_backend=None, on_start=None, scalars=None, compute=True) -> dict:
     """Run ``script`` in this process under the simulated device; return the result dict.
 
     ``on_start`` is called just before the script's first line runs (the child arms its
@@ -93,7 +93,7 @@ def replay(script, args=(), profile="hpu", engine="sim", max_steps=None,
     globals_ = None
     shims = None
     try:
-        backend = _backend(engine, profile, max_steps, compile_backend, scalars)
+        backend = _backend(engine, profile, max_steps, compile_backend, scalars, compute)
         _ACTIVE.append(backend)
         shims = Shims(backend)
         with shims:
@@ -186,7 +186,8 @@ def _child(argv) -> int:
 
     result = replay(config["script"], config.get("args", ()), config["profile"],
                     config["engine"], config.get("max_steps"), config.get("compile_backend"),
-                    on_start=arm if timed else None, scalars=config.get("scalars"))
+                    on_start=arm if timed else None, scalars=config.get("scalars"),
+                    compute=config.get("compute", True))
     if timed:
         signal.setitimer(signal.ITIMER_REAL, 0)
     with open(config["result"], "w", encoding="utf-8") as f:
@@ -204,14 +205,14 @@ STARTUP_ALLOWANCE = 120.0  # seconds for the child to import torch and start the
 
 
 def run(script, args=(), profile="hpu", engine="sim", timeout=None, max_steps=None,
-        grace=10.0, compile_backend=None, scalars=None) -> dict:
+        grace=10.0, compile_backend=None, scalars=None, compute=True) -> dict:
     """Replay ``script`` in a child process; never raises for anything the script does."""
     script = os.path.abspath(script)
     with tempfile.TemporaryDirectory(prefix="hpulint-verify-") as tmp:
         result_path = os.path.join(tmp, "result.json")
         config = {"script": script, "args": list(args), "profile": profile, "engine": engine,
                   "max_steps": max_steps, "timeout": timeout, "result": result_path,
-                  "compile_backend": compile_backend, "scalars": scalars}
+                  "compile_backend": compile_backend, "scalars": scalars, "compute": compute}
         env = os.environ.copy()
         env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("PYTHONUNBUFFERED", "1")

@@ -16,6 +16,7 @@ training-iteration and DataLoader bookkeeping are mixins (``training``).
 """
 from __future__ import annotations
 
+import struct
 import time
 import traceback
 import weakref
@@ -29,9 +30,25 @@ from .frames import (StopReplay, _USER_CODE, _name_in, is_cpu_device, is_fake_de
 from .graph import SCALAR, Data, Handle, Node, Out, canonical, explain
 from .metrics import MetricsMixin
 from .modes import _Dispatch, _Functions
-from .ops import S, T, TL, VIEW, _NO_DEFAULT, _canon
+from .ops import OP, S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .profiles import get_profile
+from .shapes import NO_COMPUTE, run_shapes_only
 from .training import LoaderTags, TrainingMarks
+
+_NARROW_FLOATS = (torch.float32, torch.float16, torch.bfloat16)
+_PACK = {torch.float32: "f", torch.float16: "e"}
+
+
+def _in_dtype(v: float, dtype) -> float:
+    """``v`` as the engine holds it in ``dtype`` (a float32 rounds 1 - 4e-10 to 1.0)."""
+    code = _PACK.get(dtype)
+    try:
+        if code is not None:
+            return struct.unpack(code, struct.pack(code, v))[0]
+        return torch.tensor(v, dtype=dtype).item()
+    except (OverflowError, RuntimeError):
+        return v
+
 
 class ExecutionNotAllowed(RuntimeError):
     """A host read inside ``torch_xla.compile(full_graph=True)``: the real engine refuses it."""
@@ -45,8 +62,9 @@ def _flat_tensors(values):
             yield from _flat_tensors(v)
 
 
-_EMPTY_FILL = frozenset({"aten.ones", "aten.zeros", "aten.ones_like", "aten.zeros_like",
-                         "aten.new_ones", "aten.new_zeros"})
+_EMPTY_FILL = frozenset({"aten.ones", "aten.ones_like", "aten.new_ones"})
+_EMPTY = frozenset({"aten.zeros", "aten.zeros_like", "aten.new_zeros", "aten.empty",
+                    "aten.empty_like", "aten.new_empty", "aten.empty_strided"})
 _FALLBACK_READS = ("item", "bool", "int", "float", "index", "torch.equal")
 
 
@@ -74,8 +92,9 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     engine = "sim"
 
-    def __init__(self, profile="hpu", max_steps=None, scalars=None):
+    def __init__(self, profile="hpu", max_steps=None, scalars=None, compute=True):
         self.profile = get_profile(profile, scalars)
+        self.compute = compute  # False: device ops give their results' layout only (shapes.py)
         self.fake_device = torch.device(self.profile.device_type, 0)
         self.max_steps = max_steps
         # counters
@@ -93,6 +112,9 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         self.notes = []  # what the report should say about how the script was run
         # modes the PyTorch/XLA stand-ins switch
         self.eager = False  # torch_xla.experimental.eager_mode(True): every op its own graph
+        # False while MpDeviceLoader / send_cpu_data_to_device upload a batch: XLA makes the
+        # tensors from the host data directly, no graph even in eager mode (measured, 2.9)
+        self.eager_upload = True
         self.allow_execution = True  # False inside torch_xla.compile(full_graph=True)
         # state
         self.handles = {}  # id(tensor) -> (Handle, _Ref)
@@ -177,7 +199,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             self.pending[h] = None  # an IR value: the next step marker computes it
         else:
             h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
-            if self.eager:
+            if self.eager and self.eager_upload:
                 # eager mode syncs every new device tensor at once: an upload runs a graph of
                 # its own, one per shape and dtype (measured on torch_xla 2.9)
                 self.seq += 1
@@ -256,7 +278,11 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             return
         inputs.append(Data(tuple(t.shape), t.dtype, name=_name_in(frame, t) if frame else None))
 
-    def _scalar(self, v, inputs, consts, constant=False):
+    def _scalar(self, v, inputs, consts, constant=False, dtype=None):
+        if dtype is not None and type(v) is float:
+            # the engine takes the value in the op's type before IsSpecialScalar: 1 - 4e-10 is
+            # 1.0 in float32, a constant (measured on torch_xla 2.9; not for the _foreach_ ops)
+            v = _in_dtype(v, dtype)
         if constant or v is None or self.profile.scalar_is_constant(v):
             consts.append(v)
         else:
@@ -269,6 +295,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         consts = []
         nargs = len(args)
         fixed = info.name.rpartition(".")[0] in self.profile.constant_scalar_ops
+        dtype = None  # the first tensor operand's floating type: scalars are taken in it
+        rounds = not info.name.startswith("aten._foreach_")
         for i, (name, kind, default) in enumerate(info.args):
             if i < nargs:
                 v = args[i]
@@ -281,10 +309,12 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             if kind == T:
                 if isinstance(v, torch.Tensor):
                     self._input(v, frame, inputs, consts)
+                    if dtype is None and rounds and v.dtype in _NARROW_FLOATS:
+                        dtype = v.dtype
                 elif v is None:
                     consts.append(None)
                 else:  # a Python number where a tensor goes: a "wrapped number"
-                    self._scalar(v, inputs, consts)
+                    self._scalar(v, inputs, consts, dtype=dtype)
             elif kind == TL:
                 marks = []
                 for x in v:
@@ -295,7 +325,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                         marks.append(_canon(x))
                 consts.append(tuple(marks))
             elif kind == S:
-                self._scalar(v, inputs, consts, fixed)
+                self._scalar(v, inputs, consts, fixed, dtype)
             else:
                 consts.append(_canon(v))
         return tuple(inputs), tuple(consts)
@@ -316,11 +346,17 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
             self.fail(e, f"recording {info.name}")
             return func(*args, **kwargs)
-        out = func(*args, **kwargs)
+        if self.compute or info.kind != OP:
+            out = func(*args, **kwargs)
+        else:
+            out = run_shapes_only(func, info, args, kwargs)
         try:
             self._record_outputs(info, args, kwargs, out, inputs, consts, file, line)
-            if self.eager and info.kind != VIEW:
-                self._run_eagerly(info, args, kwargs, out, file, line)
+            if self.eager:
+                if info.kind == VIEW:
+                    self._run_view_eagerly(out)
+                else:
+                    self._run_eagerly(info, args, kwargs, out, file, line)
         except Exception as e:  # noqa: BLE001
             self.fail(e, f"recording the outputs of {info.name}")
         return out
@@ -335,11 +371,20 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         they run as ``empty`` and then ``fill_`` with the value as data, two graphs (measured
         on torch_xla 2.9: the first ``ones`` compiles 2 graphs, a ``zeros`` after it none).
         """
-        if info.name.rpartition(".")[0] in _EMPTY_FILL and isinstance(out, torch.Tensor):
+        op = info.name.rpartition(".")[0]
+        if (op in _EMPTY_FILL or op in _EMPTY) and isinstance(out, torch.Tensor):
+            # a new buffer: the same graph as an upload of that shape and dtype (measured on
+            # torch_xla 2.9: zeros(6) after a (6,) upload compiles nothing); zeros need no fill
             self.seq += 1
-            empty = Node("aten.empty", (), (tuple(out.shape), str(out.dtype)), file, line,
+            empty = Node("device_data", (Data(tuple(out.shape), out.dtype),), (), file, line,
                          self.bw, self.os, self.seq)
             self._execute([Out(empty, 0)], ("eager", file, line), "eager")
+            if op in _EMPTY:
+                e = self.handles.get(id(out))
+                if e is not None:
+                    self._materialize([e[0]])
+                    self.pending.pop(e[0], None)
+                return
             self.seq += 1
             fill = Node("aten.fill_", (Data(tuple(out.shape), out.dtype), Data((), "scalar")),
                         (), file, line, self.bw, self.os, self.seq)
@@ -356,11 +401,36 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             if e is not None:
                 h = e[0]
                 hs.append(h.base if h.base is not None else h)
-        roots = [v for v in (self.current(h) for h in hs) if type(v) is Out]
+        # each new or updated tensor is synced on its own: an op with two results runs two
+        # graphs (measured on torch_xla 2.9: nll_loss_forward's output and total_weight)
+        roots = list(dict.fromkeys(v for v in (self.current(h) for h in hs) if type(v) is Out))
         if roots:
             self.critical += 1
             try:
-                self._execute(roots, ("eager", file, line), "eager")
+                for root in roots:
+                    self._execute([root], ("eager", file, line), "eager")
+                self._materialize(hs)
+                for h in hs:
+                    self.pending.pop(h, None)
+            finally:
+                self.critical -= 1
+
+    def _run_view_eagerly(self, out):
+        """Eager mode: a view op runs as a graph of its own too (measured on torch_xla 2.9:
+        ``x.t()`` compiles once per shape); the view stays a view of its base (a later write
+        to the base recomputes it), but its value is now device data."""
+        roots, hs = [], []
+        for t in _flat_tensors((out,)):
+            e = self.handles.get(id(t))
+            if e is not None:
+                v = self.current(e[0])
+                if type(v) is Out:
+                    roots.append(v)
+                    hs.append(e[0])
+        if roots:
+            self.critical += 1
+            try:
+                self._execute(roots, ("eager", *self._where(None)), "eager")
                 self._materialize(hs)
                 for h in hs:
                     self.pending.pop(h, None)
@@ -656,7 +726,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             "internal_error": self.broken,
             "notes": list(self.notes),
             "scalars": "data" if self.profile.scalars_are_data else "constant",
-            "assumptions": [self.profile.assumption] if self.profile.assumption else [],
+            "assumptions": ([self.profile.assumption] if self.profile.assumption else []) + (
+                [] if self.compute else [NO_COMPUTE]),
         }
 
     # -- activation ------------------------------------------------------------------------------

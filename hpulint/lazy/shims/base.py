@@ -8,7 +8,7 @@ error that names it and says so, instead of a traceback from inside the shims:
   default)`` still work);
 * ``import torch_xla.experimental.custom_kernel`` -> ``NotStoodInModule`` (a
   ``ModuleNotFoundError``, so ``try: import ... except ImportError`` still works);
-* a stand-in that exists but cannot do what the call asks (``xr.use_spmd()``) raises
+* a stand-in that exists but cannot do what the call asks (a ``Mesh`` of 8 devices) raises
   ``NotStoodIn`` when called.
 
 Every such name is recorded (``Registry.missing``) and reported with the replay's result.

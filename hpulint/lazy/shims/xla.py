@@ -16,8 +16,10 @@ The list comes from torch_xla's public modules and from what its ``examples/`` a
 * ``debug.metrics``: the replay's counters under PyTorch/XLA's names, and ``metrics_report()``
   in its text format (the simulated device has no times: durations print as zero).
 
-Anything else under ``torch_xla`` is named as not stood in (SPMD, FSDP, Pallas kernels, scan,
-collectives across devices, the ``_XLAC`` internals beyond the few listed here).
+* ``distributed.spmd`` on one device: annotations accepted, nothing sharded (xla_spmd.py).
+
+Anything else under ``torch_xla`` is named as not stood in (SPMD over several devices, FSDP,
+Pallas kernels, scan, collectives across devices, the ``_XLAC`` internals beyond the few listed here).
 """
 from __future__ import annotations
 
@@ -74,6 +76,9 @@ def build(reg, backend) -> XlaState:
     _loaders(reg, state)
     _metrics(reg, state, backend)
     _helpers(reg, state)
+    from .xla_spmd import build_spmd
+
+    build_spmd(reg, state)  # after _runtime: replaces use_spmd and is_spmd
     return state
 
 
@@ -252,7 +257,7 @@ def _xla_model(reg, state, backend):
     xm.get_rng_state = lambda device=None: torch.initial_seed()
     xm.get_memory_info = lambda device=None: {"bytes_used": 0, "bytes_limit": 0,
                                                "peak_bytes_used": 0}
-    xm.send_cpu_data_to_device = lambda data, device, *a, **k: to_device(data, device)
+    xm.send_cpu_data_to_device = lambda data, device, *a, **k: _send(state, data, device)
     for i, name in enumerate(("REDUCE_SUM", "REDUCE_MUL", "REDUCE_AND", "REDUCE_OR", "REDUCE_MIN",
                               "REDUCE_MAX")):
         setattr(xm, name, name[7:].lower())
@@ -284,12 +289,24 @@ def _runtime(reg):
     xr.device_type = lambda: "CPU"
     xr.is_bf16_supported = lambda: True
     xr.is_spmd = lambda: False
-    xr.use_spmd = reg.unsupported("torch_xla.runtime.use_spmd", "SPMD sharding is not simulated")
     xr.initialize_cache = lambda path, readonly=False: None
     xr.get_num_cached_compilation_graph = lambda: 0
 
 
 # -- loaders --------------------------------------------------------------------------------------
+
+
+def _send(state, data, device):
+    """A batch moved as XLA's loaders move it: tensors made from host data, no eager graph."""
+    backend = state.backend
+    prev = getattr(backend, "eager_upload", None)
+    if prev is None:
+        return to_device(data, device)
+    backend.eager_upload = False
+    try:
+        return to_device(data, device)
+    finally:
+        backend.eager_upload = prev
 
 
 def _loaders(reg, state):
@@ -317,7 +334,7 @@ def _loaders(reg, state):
             except StopIteration:
                 state.sync("MpDeviceLoader")
                 raise
-            return to_device(batch, self._device)
+            return _send(state, batch, self._device)
 
         next = __next__
 
