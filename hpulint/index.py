@@ -77,17 +77,18 @@ def is_project(root: Path, config=None) -> bool:
 
 def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT) -> list:
     """The index (FileInfo of every file to summarise); the linted files come first. Without a
-    project marker the index is the linted files, the files next to them and what they import:
-    a loose script is not linked with whatever else its folder holds further down."""
+    project marker the index is the linted files, the files next to them and what they import
+    (transitively): a loose script is not linked with whatever else its folder holds further down."""
     infos = {}
     for f in lint_files:
         infos[Path(f).resolve()] = info_for(Path(f), root)
-    if is_project(root, config):
-        everything, _ = discover([str(root)], config)
-    else:
+    everything, _ = discover([str(root)], config)
+    if not is_project(root, config):
         folders = {Path(f).resolve().parent for f in lint_files}
-        siblings = [str(p) for d in sorted(folders) for p in sorted(d.glob("*.py"))]
-        everything, _ = discover(siblings, config)
+        for f in everything:
+            if Path(f).resolve().parent in folders:
+                infos.setdefault(Path(f).resolve(), info_for(Path(f), root))
+        limit = -1  # then only what they import
     if len(everything) <= limit:
         for f in everything:
             infos.setdefault(Path(f).resolve(), info_for(Path(f), root))
@@ -97,7 +98,7 @@ def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX
         info = info_for(Path(f), root)
         by_module.setdefault(info.module, info)
     todo = list(infos.values())
-    while todo:
+    while todo:  # the linted files (and a loose script's siblings), then what they import
         info = todo.pop()
         for mod in imported_modules(info):
             target = by_module.get(mod)

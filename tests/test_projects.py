@@ -97,3 +97,30 @@ def test_a_loose_script_is_not_linked_with_what_its_folder_holds_further_down(tm
     assert cli_findings(capsys, "bench.py") == []
     (tmp_path / "run.py").write_text((nested / "runner.py").read_text())
     assert [f[:3] for f in cli_findings(capsys, "bench.py")] == [("bench.py", 6, "HPU005")]
+
+
+def test_a_loose_script_still_sees_the_modules_it_imports(tmp_path, capsys, monkeypatch):
+    """No project marker: the script's imports are followed into sub-folders (`from src.model
+    import Net`), so a decode loop calling the imported model is a step loop."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "model.py").write_text(
+        "import torch.nn as nn\n\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n"
+        "    def decode(self, x):\n"
+        "        return self.fc(x)\n")
+    (tmp_path / "translate.py").write_text(
+        "import torch\n"
+        "import torch_xla.core.xla_model as xm\n"
+        "from src.model import Net\n\n\n"
+        "def greedy(tr, x, n):\n"
+        "    for _ in range(n):\n"
+        "        out = tr.decode(x)\n"
+        "        word = out.argmax().item()\n"
+        "    return word\n\n\n"
+        "def main():\n"
+        "    print(greedy(Net(), torch.zeros(4, device=xm.xla_device()), 8))\n")
+    monkeypatch.chdir(tmp_path)
+    assert [f[:3] for f in cli_findings(capsys, "translate.py")] == [("translate.py", 9, "HPU005")]
