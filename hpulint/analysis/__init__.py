@@ -1,7 +1,8 @@
 """The analysis: facts every rule needs, for one file and across the project.
 
 - :mod:`names`: the APIs hpulint knows, helpers on libcst names;
-- :mod:`values`: the value lattice (tensor, host value, model...) and its resolution;
+- :mod:`values`: the value lattice (tensor, host value, model...) as expressions; :mod:`resolve`:
+  their meaning, asked of the project or of a file's facts;
 - :mod:`build`: expression -> value at a point of the walk;
 - :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` and
   shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's

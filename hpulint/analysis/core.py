@@ -14,9 +14,10 @@ from typing import NamedTuple, Optional
 
 from hpulint.analysis import guards
 from hpulint.analysis.facts import FileEnv, FileFacts
+from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.state import Loop, Scope
 from hpulint.analysis.values import (
-    DATA, DEVICE_TENSORS, HOST, MASK, MODEL, SEQ_TENSOR, TENSOR, R, Resolver, Val,
+    DATA, DEVICE_TENSORS, HOST, MASK, MODEL, SEQ_TENSOR, TENSOR, R, Val,
 )
 from hpulint.analysis.walker import Walker
 

@@ -7,7 +7,8 @@ same answers (whatever changed elsewhere in the project), without parsing the fi
 """
 from __future__ import annotations
 
-from hpulint.analysis.values import R, Env
+from hpulint.analysis.resolve import Env
+from hpulint.analysis.values import R
 
 
 def r_to_data(res: R):

@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import Optional
 
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
+from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Env, Param, Resolver, Val, by_name, from_json, r,
+    INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Param, Val, by_name, from_json, r,
 )
 
 

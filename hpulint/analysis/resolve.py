@@ -1,0 +1,260 @@
+"""Resolution: what a value means, asked of an environment (the whole project in the link step,
+a file's linked facts while rules run).
+
+:class:`Env` answers the leaves (a symbol, a function's return, a parameter, a class attribute);
+:class:`Resolver` folds a :mod:`values` expression over it into one :class:`~values.R` (a kind,
+with the class or function it refers to), memoised per value.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
+                                    TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name)
+from hpulint.analysis.values import (
+    DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
+    SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Param, Val, by_name, r,
+)
+
+
+class Env:
+    """The leaves' meaning. Subclasses answer from the whole project or from its facts."""
+
+    def sym(self, ref: str) -> R:
+        return R(SYM, ref)
+
+    def ret(self, ref: str) -> R:
+        return R_UNKNOWN
+
+    def param(self, fid: str, name: str) -> R:
+        return R_UNKNOWN
+
+    def instance(self, cls: str) -> R:
+        return R(INST, cls)
+
+    def attr(self, cls: str, name: str) -> R:
+        return R_UNKNOWN
+
+    def has_method(self, cls: str, name: str) -> bool:
+        return False
+
+    def meth(self, cls: str, name: str) -> R:
+        return R_UNKNOWN
+
+
+class Resolver:
+    def __init__(self, env: Env) -> None:
+        self.env = env
+        self.memo: dict = {}
+
+    def __call__(self, v: Val) -> R:
+        if type(v) is K:
+            return r(v.kind)
+        key = v
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        self.memo[key] = R_UNKNOWN  # a cycle resolves to unknown
+        out = self._resolve(v)
+        self.memo[key] = out
+        return out
+
+    def _resolve(self, v: Val) -> R:
+        env = self.env
+        t = v.tag
+        if t == "sym":
+            return env.sym(v.ref)
+        if t == "ret":
+            got = env.ret(v.ref)
+            return got if got.kind != UNKNOWN else _loader_by_name(v.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1])
+        if t == "param":
+            return env.param(v.fid, v.name)
+        if t == "self":
+            return env.instance(v.cls)
+        if t == "attr":
+            return self._attr(self(v.base), v.name)
+        if t == "elem":
+            return self._elem(self(v.base), v.index)
+        if t == "meth":
+            got = self._meth(self(v.base), v.name, v.hint)
+            return got if got.kind != UNKNOWN else _loader_by_name(v.name)
+        if t == "call":
+            base = self(v.base)
+            if base.kind == SYM:
+                return env.ret(base.ref)
+            if base.kind == MODEL:
+                if base.ref:
+                    out = env.meth(base.ref, "forward")
+                    return out if out.kind != UNKNOWN else r(TENSOR)
+                return r(TENSOR)
+            if base.kind == INST:
+                return env.meth(base.ref, "__call__")
+            if base.kind == UNKNOWN and isinstance(v.base, Param) and is_model_name(v.base.name):
+                return r(TENSOR)  # `model(x)` with a model nobody in the project passes
+            return R_UNKNOWN
+        if t == "arith":
+            return self._arith([self(p) for p in v.parts], v.op)
+        if t == "join":
+            return self._join([self(p) for p in v.parts])
+        if t == "tup":
+            return R(TUPLE, None, tuple(self(p) for p in v.parts))
+        if t == "named":
+            got = self(v.base)
+            return got if got.kind != UNKNOWN else by_name(v.name)
+        return R_UNKNOWN
+
+    def _attr(self, base: R, name: str) -> R:
+        k = base.kind
+        if k in DEVICE_TENSORS or k == HOST:
+            if name == "shape":
+                return r(SIZE)
+            if name in TENSOR_HOST_ATTRIBUTES or is_flag_name(name):
+                return r(OTHER)
+            if name in TENSOR_ATTRIBUTES:
+                return r(HOST if k == HOST else TENSOR)
+            # a model output object (`out.logits`, `out.loss`) or a tensor attribute
+            return r(HOST if k == HOST else TENSOR)
+        if k in (MODEL, INST) and base.ref:
+            out = self.env.attr(base.ref, name)
+            if out.kind != UNKNOWN:
+                return out
+        if k == MODEL and name == "module":
+            return base  # DDP/FSDP wrappers: model.module is the model
+        if k == SYM and base.ref:
+            return self.env.sym(base.ref + "." + name)
+        if k == OPTIMIZER and name in ("param_groups", "state"):
+            return r(SEQ)
+        if k in (MODEL, INST, UNKNOWN) and is_model_name(name):
+            return r(MODEL)
+        return R_UNKNOWN
+
+    def _elem(self, base: R, index: Optional[int]) -> R:
+        k = base.kind
+        if k == TUPLE:
+            if index is not None and -len(base.parts) <= index < len(base.parts):
+                return base.parts[index]
+            return self._join(list(base.parts))
+        if k in DEVICE_TENSORS or k == HOST:
+            return base
+        if k == SIZE:
+            return r(SCALAR)
+        if k in (SEQ_TENSOR, LOADER, MLOADER):
+            return r(TENSOR)  # a loader's batches count as tensors
+        if k == MODEL:
+            return base if base.ref is None else r(MODEL)  # ModuleList[i]
+        return R_UNKNOWN
+
+    def _meth(self, base: R, name: str, hint: str) -> R:
+        k = base.kind
+        if k in DEVICE_TENSORS:
+            if name == "to":
+                return r(HOST) if hint == "cpu" else r(MASK if k == MASK and hint != "dtype" else TENSOR)
+            if name in MASK_METHODS:
+                return r(MASK)
+            if k == MASK and name in _SAME_DTYPE:
+                return r(MASK)
+            out = NON_TENSOR_METHODS.get(name)
+            if out is None:
+                return r(SCALAR) if is_flag_name(name) or name in ("dense_dim", "sparse_dim", "_nnz") else r(TENSOR)
+            if out == "maybe-tuple":
+                return r(SEQ_TENSOR if hint == "args" else TENSOR)
+            return r(out)
+        if k == HOST:
+            if name in ("to", "cuda"):
+                return r(HOST) if hint in ("cpu", "dtype", "") and name == "to" else r(TENSOR)
+            if name in ("item",):
+                return r(SCALAR)
+            if name in ("tolist",):
+                return r(SEQ)
+            return r(HOST)
+        if k == MODEL:
+            out = MODULE_METHODS.get(name)
+            if out is not None:
+                return base if out == MODEL else r(out)
+            if base.ref:
+                got = self.env.meth(base.ref, name)
+                if got.kind != UNKNOWN or self.env.has_method(base.ref, name):
+                    return got  # the project's own method: what it returns, even unknown
+            if is_flag_name(name) or name.lstrip("_").startswith("get_"):
+                return R_UNKNOWN  # model.is_training(), model._get_name()
+            return r(TENSOR)  # model.decode(z), model.generate(...): outputs
+        if k == INST and base.ref:
+            return self.env.meth(base.ref, name)
+        if k == OPTIMIZER:
+            return r(NONE if name in ("step", "zero_grad") else OTHER)
+        if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):
+            return r(MLOADER if name == "per_device_loader" else k)
+        if k == SYM and base.ref:
+            return self.env.ret(base.ref + "." + name)
+        if k == UNKNOWN:
+            if _TO_DEVICE.match(name):
+                return r(TENSOR)  # composer's `state.device.tensor_to_device(t)`, `batch_to_device`
+            if name in MODEL_ONLY_METHODS:
+                return r(MODEL) if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN
+            if name == "item":
+                return r(DATA)
+            if name in ("cpu", "numpy"):
+                return r(HOST)
+            if name == "to":
+                return r(HOST) if hint == "cpu" else (r(TENSOR) if hint == "device" else R_UNKNOWN)
+            if name in ("detach", "contiguous", "unsqueeze", "squeeze", "view", "reshape", "permute",
+                        "transpose", "clone", "long", "int", "softmax", "sigmoid", "masked_fill", "type_as",
+                        "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "expand", "repeat",
+                        "flatten", "norm"):
+                return r(TENSOR)
+            if len(name) > 2 and name.endswith("_") and not name.startswith("_") and hint != "cpu":
+                return r(TENSOR)  # in-place ops (`exp_avg.mul_(beta1)`) are torch's convention
+        return R_UNKNOWN
+
+    @staticmethod
+    def _arith(parts: list, op: str) -> R:
+        kinds = {p.kind for p in parts}
+        device = kinds & DEVICE_TENSORS
+        if op == "num":
+            return r(DATA) if device or DATA in kinds else r(SCALAR)
+        if op == "torch":
+            if device:
+                return r(TENSOR)
+            return r(HOST) if HOST in kinds else r(TENSOR)
+        if op == "torchmask":
+            return r(HOST) if HOST in kinds and not device else r(MASK)
+        if device:
+            return r(MASK if op == "cmp" or kinds <= {MASK} else TENSOR)
+        if HOST in kinds:
+            return r(HOST)
+        if kinds and kinds <= {SCALAR, DATA, NONE, SIZE}:
+            return r(SCALAR if op == "cmp" or DATA not in kinds else DATA)
+        return R_UNKNOWN
+
+    @staticmethod
+    def _join(parts: list) -> R:
+        real = [p for p in parts if p.kind not in (NONE, UNKNOWN)]
+        if not real:
+            return r(NONE) if parts and all(p.kind == NONE for p in parts) else R_UNKNOWN
+        dev = [p for p in real if p.kind in DEVICE_TENSORS]
+        if dev:
+            return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
+        return real[0]
+
+
+# a framework's device object moving a tensor (or a batch of them) onto the device
+_TO_DEVICE = re.compile(r"^(?:tensor_|batch_|move_|send_)?to_device$")
+# tensor methods that keep the dtype (a mask stays a mask)
+_SAME_DTYPE = frozenset({"squeeze", "unsqueeze", "view", "reshape", "flatten", "t", "transpose", "permute",
+                         "contiguous", "clone", "detach", "expand", "expand_as", "repeat", "cuda", "flip",
+                         "roll", "narrow", "select", "index_select", "gather", "__invert__", "logical_not",
+                         "view_as", "reshape_as", "squeeze_", "unsqueeze_"})
+
+# methods only a module has (a tensor has none of them): an unknown receiver is a model
+MODEL_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "buffers", "named_buffers",
+                                "modules", "named_modules", "children", "named_children", "state_dict",
+                                "load_state_dict", "register_buffer", "register_parameter",
+                                "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
+
+
+def _loader_by_name(name: str) -> R:
+    """`build_dataloader()`, `self._iter_dataloader()`: what a function's name says it returns."""
+    from hpulint.analysis.names import LOADER_NAME
+
+    return r(LOADER) if LOADER_NAME.search(name) else R_UNKNOWN
