@@ -43,7 +43,7 @@ def project_root(paths: Iterable, config=None) -> Path:
     here: Optional[Path] = common
     home = Path.home()
     while here is not None:
-        if any((here / m).exists() for m in MARKERS):
+        if is_project(here):
             return here
         if here == home or here.parent == here:
             break

@@ -46,12 +46,6 @@ class Branch(NamedTuple):
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
 
 
-def classify(test: cst.BaseExpression, counters: set, flags: frozenset = frozenset()) -> tuple:
-    """(interval, device predicate) of an `if` test; ``flags`` are the names bound to an interval
-    test earlier in the function (`log_status = step % k == 0` ... `if log_status:`)."""
-    return is_interval_test(test, counters, flags), device_predicate(test)
-
-
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
     """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
     `should_log`, `finished`, a name in ``flags``, and `and`/`or` of those (an `and` needs one, an

@@ -263,7 +263,7 @@ def record_call(an, node: cst.Call) -> None:
         if node.args:
             an.compiled.append((an.value(node.args[0].value), qn))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
-        an.evidence.setdefault(compile_key(an), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
+        an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
     if isinstance(func, cst.Attribute):
         if name in ("backward", "manual_backward"):
             facts.backward.append(node)
@@ -276,7 +276,7 @@ def record_call(an, node: cst.Call) -> None:
             return
         if name == "compile" and not node.args:
             an.compiled.append((an.value(func.value), ".compile()"))
-            an.evidence.setdefault(compile_key(an), "calls .compile() on a module")
+            an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")
         if name in ("append", "extend", "insert") and isinstance(func.value, cst.Name) and node.args:
             v = an.value(node.args[-1].value)
             an.refine_elements(func.value.value, Elem(v) if name == "extend" else v)
@@ -320,17 +320,6 @@ def record_call(an, node: cst.Call) -> None:
     fn.calls.append(site)
     facts.calls.append(site)
     an.call_sites[id(node)] = site
-
-
-def compile_key(an) -> str:
-    """"compile" for a torch.compile the file always runs; "compile-optional" under an `if`
-    (`if args.torchcompile:`): the same code also runs uncompiled, in lazy mode."""
-    for b in an.if_branches:
-        test = b.node.test
-        if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
-                and test.left.value == "__name__"):
-            return "compile-optional"
-    return "compile"
 
 
 def _note_step_guard(an) -> None:

@@ -5,7 +5,6 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis import guards
 from hpulint.analysis.names import MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
@@ -122,7 +121,7 @@ class Bindings:
                     loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
                 loop.assigned.add(name)
             flags = fn.interval_flags
-            if value_node is not None and guards.is_interval_test(value_node, self._counters_here(), flags):
+            if value_node is not None and self.is_interval(value_node):
                 flags.add(name)  # `log_now = step % k == 0`: `if log_now:` is a logging interval
             else:
                 flags.discard(name)

@@ -57,7 +57,7 @@ class Flow:
         self.statements.append(node)
         frame = IfFrame(node)
         self.if_frames.append(frame)
-        interval, device = guards.classify(node.test, self._counters_here(), self.function.interval_flags)
+        interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
         frame.guard = (interval, device)
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
@@ -75,6 +75,22 @@ class Flow:
         for lp in self.loop.chain() if self.loop is not None else ():
             counters |= lp.counters
         return counters
+
+    def is_interval(self, test: cst.BaseExpression) -> bool:
+        """Does ``test`` hold on few steps here (a logging interval or run-once test), with the
+        loop counters around the point and the names the function bound to such tests?"""
+        return guards.is_interval_test(test, self._counters_here(), self.function.interval_flags)
+
+    def compile_key(self) -> str:
+        """Evidence key of a torch.compile here: "compile" when the file always runs it,
+        "compile-optional" under an `if` (`if args.torchcompile:`), where the same code also runs
+        uncompiled, in lazy mode (`if __name__ == "__main__":` does not count)."""
+        for b in self.if_branches:
+            test = b.node.test
+            if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+                    and test.left.value == "__name__"):
+                return "compile-optional"
+        return "compile"
 
     def _enter_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.get(id(node))

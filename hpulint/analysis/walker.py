@@ -335,9 +335,7 @@ class Walker(Definitions, Flow, Bindings):
         if value in ("hpu", "xla") or value.startswith(("hpu:", "xla:")):
             self.evidence.setdefault(value[:3], f"uses the device string '{value}'")
         elif value in COMPILE_BACKENDS and value != "inductor":
-            from hpulint.analysis.loops import compile_key
-
-            self.evidence.setdefault(compile_key(self), f"uses the torch.compile backend '{value}'")
+            self.evidence.setdefault(self.compile_key(), f"uses the torch.compile backend '{value}'")
         elif value == "PT_HPU_LAZY_MODE":
             self._note_lazy_mode()
 

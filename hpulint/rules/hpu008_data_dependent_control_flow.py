@@ -60,19 +60,10 @@ def _operands(test: cst.BaseExpression, an):
     while stack:
         n = stack.pop()
         if isinstance(n, cst.BooleanOperation):
-            if isinstance(n.operator, cst.And) and _interval(an, n.left):
+            if isinstance(n.operator, cst.And) and an.is_interval(n.left):
                 continue
             stack += (n.left, n.right)
         elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             stack.append(n.expression)
         else:
             yield n
-
-
-def _interval(an, test: cst.BaseExpression) -> bool:
-    from hpulint.analysis.guards import is_interval_test
-
-    counters = set()
-    for lp in an.loop.chain() if an.loop is not None else ():
-        counters |= lp.counters
-    return is_interval_test(test, counters)
