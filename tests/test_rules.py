@@ -1389,3 +1389,85 @@ def test_an_opt_in_torch_compile_leaves_the_lazy_path_checked():
     opt_in = "if args.torchcompile:\n                model = torch.compile(model)"
     assert found(src.format(compile=opt_in)) == ["HPU004@7", "HPU005@11"]
     assert found(src.format(compile="model = torch.compile(model)")) == []
+
+
+def test_cpu_then_item_marks_a_tensor_whatever_the_receiver_is():
+    """`loss.cpu().item()` over a dict a trainer's helper returns: only a tensor has both
+    `.cpu()` and `.item()`, so the read is reported once, at the `.cpu()`."""
+    src = GAUDI + """
+        def train(trainer, loader):
+            for x in loader:
+                losses = trainer.train_batch(x)
+                htcore.mark_step()
+                total = {{k: loss.{read} for k, loss in losses.items()}}
+                print(total)
+        """
+    assert found(src.format(read="cpu().item()")) == ["HPU005@8"]
+    assert found(src.format(read="cpu().numpy()")) == ["HPU005@8"]
+    assert found(src.format(read="cpu()")) == []  # a module's .cpu() too: not known to be a read
+
+
+def test_a_loops_iterable_runs_once_and_module_methods_mark_a_model():
+    """`for x in logger.log_every(loader)`: the helper holds a loop of its own, but it is called
+    once, before the passes, so the evaluation loop is still one step a pass. `clf.eval()` says
+    the parameter `clf` is a model, so calling it is a model call."""
+    src = GAUDI + """
+        class Logger:
+            def log_every(self, iterable, freq):
+                for obj in iterable:
+                    yield obj
+                    self.tick(freq)
+
+            def tick(self, freq):
+                pass
+
+        def validate(loader, clf):
+            clf.{method}()
+            logger = Logger()
+            for x in logger.log_every(loader, 20):
+                out = clf(x.to("hpu"))
+                print(out.sum().item())
+        """
+    assert found(src.format(method="eval")) == ["HPU005@18"]
+    assert found(src.format(method="zero_grad")) == []
+
+
+def test_a_trainers_model_attribute_called_returns_outputs_and_tensorboard_reads_them():
+    """`self.model(x)` in a trainer (not a module) calls the model it holds: its outputs are
+    device tensors, and `writer.add_scalar(tag, loss)` reads one every step."""
+    src = GAUDI + """
+        class Trainer:
+            def setup(self, exp):
+                self.{attr} = exp.get_model()
+
+            def train_one_iter(self, x):
+                outputs = self.{attr}(x.to("hpu"))
+                loss = outputs["total_loss"]
+                self.tblogger.add_scalar("train/loss", loss, self.step)
+                loss.backward()
+                htcore.mark_step()
+
+            def train(self, loader):
+                for x in loader:
+                    self.train_one_iter(x)
+        """
+    assert found(src.format(attr="model")) == ["HPU005@11"]
+    assert found(src.format(attr="callback")) == []  # not known to be a model
+
+
+def test_a_lambda_passed_to_a_call_runs_where_the_call_is():
+    """`apply_to_collection(out, Tensor, lambda x: x.item())` in a function called every step
+    reads each tensor then; a lambda handed to `add_step_closure` runs after the step marker."""
+    src = XLA + """
+        def show(bar, out):
+            return apply_to_collection(out, torch.Tensor, lambda x: x.item())
+
+        def train(model, loader, bar):
+            for i, x in enumerate(loader):
+                out = model(x)
+                {call}
+                xm.mark_step()
+        """
+    assert found(src.format(call="show(bar, out)")) == ["HPU005@5"]
+    assert found(src.format(call="xm.add_step_closure(lambda: print(out.item()))")) == []
+    assert found(src.format(call="if i % 100 == 0: show(bar, out)")) == []

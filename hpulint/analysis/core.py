@@ -106,6 +106,9 @@ class Analysis(Walker):
         """Why the point runs every step: the innermost step loop around it wins; else its
         function when that is hot (a loop inside forward() runs every step too, but once per
         step, unrolled into one graph)."""
+        outer = here.function.outer_here
+        if outer is not None and here.loop is None:
+            return self.hot_reason(outer)
         loop = here.loop
         while loop is not None:
             if loop.is_step_loop:
@@ -126,6 +129,9 @@ class Analysis(Walker):
         point (or anywhere in its function, when no loop around it steps: a function called per
         step): a guard above a loop over the values to log counts too. An `if` that wraps an
         optimizer step is gradient accumulation, not logging."""
+        outer = here.function.outer_here
+        if outer is not None and here.loop is None:
+            return self.log_guarded(outer)
         loop = here.loop
         step = next((lp for lp in loop.chain() if lp.is_step_loop), None) if loop is not None else None
         depth = step.if_depth if step is not None else here.function.if_depth

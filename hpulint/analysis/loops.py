@@ -241,6 +241,8 @@ def record_call(an, node: cst.Call) -> None:
     """File the call in the facts of the innermost loop (or function) around it."""
     fn = an.function
     loop = an.loop
+    while loop is not None and id(node) in loop.iter_calls:
+        loop = loop.parent  # `for x in logger.log_every(loader)`: called once, before the passes
     facts = loop.facts if loop is not None else fn.facts
     func = node.func
     name = last_name(func)
@@ -327,3 +329,15 @@ def _note_step_guard(an) -> None:
     for branch in an.if_branches:
         an.wraps_step.add(id(branch.node))
 
+
+
+def calls_in(expr: cst.CSTNode) -> set:
+    """ids of the calls inside an expression (a loop's iterable: they run once, before the loop)."""
+    out, todo = set(), [expr]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Call):
+            out.add(id(n))
+        if not isinstance(n, (cst.Lambda, cst.BaseComp)):
+            todo.extend(n.children)
+    return out

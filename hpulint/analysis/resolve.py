@@ -180,7 +180,14 @@ class Resolver:
                 return R_UNKNOWN  # model.is_training(), model._get_name()
             return r(TENSOR)  # model.decode(z), model.generate(...): outputs
         if k == INST and base.ref:
-            return self.env.meth(base.ref, name)
+            if self.env.has_method(base.ref, name):
+                return self.env.meth(base.ref, name)
+            called = self.env.attr(base.ref, name)  # `self.model(x)` in a trainer: an attribute called
+            if called.kind == MODEL:
+                return r(TENSOR)
+            if called.kind == SYM and called.ref:
+                return self.env.ret(called.ref)
+            return R_UNKNOWN
         if k == OPTIMIZER:
             return r(NONE if name in ("step", "zero_grad") else OTHER)
         if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):

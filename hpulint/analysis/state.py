@@ -83,6 +83,7 @@ class Scope:
         self.ret_annotation = None  # Val its return annotation says (`-> Tensor`), if any
         self.yields = False  # a generator: what it returns is what its name says (`iter_dataloader`)
         self.if_depth = 0  # how many `if` branches enclose its definition (theirs are not its guards)
+        self.outer_here = None  # a lambda passed as an argument: the point of the call it runs in
         self.interval_flags: set = set()  # names bound to a logging-interval test (`log_now = i % k == 0`)
 
     @property
@@ -112,6 +113,7 @@ class Loop:
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
         self.block = None  # the Block of its body (definite assignments in the current pass)
         self.iterated_params: list = []  # parameters of the function the loop iterates
+        self.iter_calls: frozenset = frozenset()  # ids of the calls in its iterable (run once, before it)
         self.step_reason: Optional[str] = None  # set when the file is bound to project facts
 
     @property

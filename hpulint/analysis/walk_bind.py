@@ -5,11 +5,17 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.names import MASK_FUNCTIONS, TENSOR_EVIDENCE
+from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
+
+# methods only a module has, called on a parameter: it is a model. Not `train()` (a Trainer's
+# run) nor `state_dict()` (optimizers and schedulers have one too).
+MODEL_EVIDENCE = frozenset({"eval", "parameters", "named_parameters", "buffers", "named_buffers", "modules",
+                            "named_modules", "children", "named_children", "register_buffer",
+                            "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
 
 
 class Bindings:
@@ -165,6 +171,11 @@ class Bindings:
             if node.func.attr.value in _TENSOR_INPUT_LEAVES and node.args and node.args[0].keyword is None:
                 self._tensor_argument(node)
         record_call(self, node)
+        name = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
+        if name not in DEFERRED_CALLBACKS:
+            for a in node.args:
+                if type(a.value) is cst.Lambda:  # `apply(batch, lambda x: x.item())`: runs in this call
+                    self._arg_lambdas.add(id(a.value))
 
     def _tensor_argument(self, node: cst.Call) -> None:
         """`torch.isnan(x)`, `F.softmax(x, -1)`: a parameter passed as the input of a torch op is
@@ -187,14 +198,20 @@ class Bindings:
         # (a method only when called: `args.dim` is a field, `x.dim()` a tensor's method)
         base = node.value
         name = node.attr.value
-        if type(base) is cst.Name and (name in TENSOR_ATTRIBUTE_EVIDENCE or (
-                name in TENSOR_EVIDENCE and id(node) in self._called_attrs)):
-            v = self.lookup(base.value)
-            if type(v) is Param:
-                fn = self.function
-                if v.fid == fn.fid and v.name not in fn.evidence:
-                    fn.evidence[v.name] = "tensor"
-                    fn.pcounters.pop(base.value, None)
+        if type(base) is not cst.Name:
+            return
+        if name in TENSOR_ATTRIBUTE_EVIDENCE or (name in TENSOR_EVIDENCE and id(node) in self._called_attrs):
+            kind = "tensor"
+        elif name in MODEL_EVIDENCE and id(node) in self._called_attrs:
+            kind = "model"  # `model.eval()`, `net.parameters()`: only a module has these
+        else:
+            return
+        v = self.lookup(base.value)
+        if type(v) is Param:
+            fn = self.function
+            if v.fid == fn.fid and v.name not in fn.evidence:
+                fn.evidence[v.name] = kind
+                fn.pcounters.pop(base.value, None)
 
     def _enter_subscript(self, node: cst.Subscript) -> None:
         # `alphas[index]` with a parameter (or int arithmetic on one): the link step decides

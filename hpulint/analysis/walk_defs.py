@@ -152,6 +152,7 @@ class Definitions:
 
     def _enter_lambda(self, node: cst.Lambda) -> None:
         parent = self.function
+        outer = self.here() if id(node) in self._arg_lambdas else None
         qual = f"{parent.qual}.<lambda>" if parent.qual else "<lambda>"
         fid = self._new_id(qual)
         scope = Scope("function", node, "<lambda>", self.scope, fid=fid)
@@ -159,6 +160,7 @@ class Definitions:
         scope.if_depth = len(self.if_branches)
         scope.params = param_names(node)
         scope.pcounters = {}
+        scope.outer_here = outer  # a lambda passed to a call runs where the call is
         for p in scope.params:
             scope.bindings[p.lstrip("*")] = Param(fid, p)
         self._push_scope(scope)

@@ -136,7 +136,7 @@ class Flow:
     # --- loops ----------------------------------------------------------------------------
 
     def _enter_for(self, node: cst.For) -> None:
-        from hpulint.analysis.loops import bind_for_target, counters_of_for, iterates_marking_loader
+        from hpulint.analysis.loops import bind_for_target, calls_in, counters_of_for, iterates_marking_loader
 
         self.statements.append(node)
         fn = self.function
@@ -148,6 +148,7 @@ class Flow:
         loop.iter_value = self.value(node.iter)
         loop.loader_marks = iterates_marking_loader(self, node.iter)
         loop.iterated_params = [p for p in names_in(node.iter) if p in fn.params]
+        loop.iter_calls = calls_in(node.iter) if type(node.iter) is not cst.Name else frozenset()
         self.loops.append(loop)
         loop.block = self._push_block("loop")
         bind_for_target(self, node, loop)

@@ -25,7 +25,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "f\"", "f'", ".to(", "device=", "array(")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -44,6 +44,10 @@ class HostSyncEveryStep(Rule):
 
     _failing = 0
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._chained: set[int] = set()  # `.cpu()` calls already reported through `.cpu().item()`
+
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         if (an.function.kind == "module" and an.loop is None) or self._failing:
@@ -53,16 +57,27 @@ class HostSyncEveryStep(Rule):
             method = func.attr.value
             recv = func.value
             if _is_cpu_call(recv):
-                return  # x.cpu().item(): the .cpu() is the sync, reported there
+                if method in ("item", "tolist", "numpy") and not node.args and recv.func.attr.value == "cpu":
+                    # x.cpu().item(): only a tensor has both, so x need not be known as one; the
+                    # .cpu() is the sync and is reported there (once)
+                    self._chained.add(id(recv))
+                    self._report(recv, "`.cpu()`", an.value(recv.func.value), strict=False)
+                return
             v = an.value(recv)
             if method == "item" and not node.args:
                 self._report(node, "`.item()`", v, strict=False)
-            elif method == "cpu" and not node.args:
+            elif method == "cpu" and not node.args and id(node) not in self._chained:
                 self._report(node, "`.cpu()`", v)
             elif method == "to" and node.args and _to_cpu(an, node):
                 self._report(node, "`.to(\"cpu\")`", v)
             elif method in ("tolist", "numpy") and not node.args:
                 self._report(node, f"`.{method}()`", v)
+            elif method in ("add_scalar", "add_scalars") and len(node.args) >= 2 and node.args[1].keyword is None:
+                # TensorBoard's SummaryWriter converts the value with `.cpu().numpy()`
+                arg = node.args[1].value
+                vals = [an.value(arg)] + ([an.value(el.value) for el in arg.elements
+                                           if isinstance(el, cst.DictElement)] if isinstance(arg, cst.Dict) else [])
+                self._report_any(node, f"`{method}()` of a tensor (TensorBoard reads it with `.cpu().numpy()`)", vals)
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
                     an.value(el.value) for a in node.args if isinstance(a.value, cst.Dict)
