@@ -1471,3 +1471,16 @@ def test_a_lambda_passed_to_a_call_runs_where_the_call_is():
     assert found(src.format(call="show(bar, out)")) == ["HPU005@5"]
     assert found(src.format(call="xm.add_step_closure(lambda: print(out.item()))")) == []
     assert found(src.format(call="if i % 100 == 0: show(bar, out)")) == []
+
+
+def test_torch_is_nonzero_reads_the_value_it_tests():
+    """`a / d if torch.is_nonzero(d) else 0.0` branches on a Python bool read from `d`."""
+    src = GAUDI + """
+        def update(model, loader):
+            for x in loader:
+                d = model(x).sum()
+                score = 1 / d if {test} else 0.0
+                htcore.mark_step()
+        """
+    assert found(src.format(test="torch.is_nonzero(d)")) == ["HPU008@7"]
+    assert found(src.format(test="torch.is_tensor(d)")) == []

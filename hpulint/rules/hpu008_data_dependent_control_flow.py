@@ -65,5 +65,7 @@ def _operands(test: cst.BaseExpression, an):
             stack += (n.left, n.right)
         elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
             stack.append(n.expression)
+        elif isinstance(n, cst.Call) and n.args and an.qualname(n.func) == "torch.is_nonzero":
+            yield n.args[0].value  # a Python bool read from the tensor's value
         else:
             yield n
