@@ -544,3 +544,26 @@ def test_torch_helpers_are_torch_even_when_the_venv_path_says_hpulint(monkeypatc
     assert ns["helper"](lambda: modes._called_from_torch()) is True
     # the same call from the user's own file is the user's
     assert (lambda handler: handler())(lambda: modes._called_from_torch()) is False
+
+
+def test_reads_that_keep_the_ir_recompute_the_read_tensor_in_every_later_graph():
+    # torch._lazy (tests/ltc_compare.py): a read computes the tensor and keeps its IR, so the
+    # step marker has nothing to run and the next step's graph starts from the IR again
+    from dataclasses import replace
+
+    from hpulint.lazy.profiles import get_profile
+
+    keep_ir = replace(get_profile("xla"), reads_keep_graph=False, reads_keep_ir=True)
+    counts = {}
+    for name, profile in (("hpu", "hpu"), ("keep_ir", keep_ir)):
+        with lazy.device(profile) as d:
+            x = torch.ones(3).to(d.device)
+            for step in range(4):
+                x = x * 0.5 + 2.0
+                x.tolist(); read_line = lineno()  # noqa: E702
+                d.mark_step()
+        counts[name] = (d.compiles, d.cached, d.syncs)
+        sites = {(e["line"], e["site"]) for e in d.events if e["kind"] == "compile"}
+        assert sites == {(read_line, "tolist")}
+    # hpu: the read makes x device data, every step is the same graph; keep_ir: the graph grows
+    assert counts == {"hpu": (1, 3, 4), "keep_ir": (4, 0, 4)}

@@ -40,6 +40,10 @@ class Profile:
     # graph pending: the next step marker computes it again (PyTorch/XLA's GetTensorsFused syncs
     # with force_ltc_data=false; measured on torch_xla 2.9: tests/data/calibration)
     reads_keep_graph: bool = False
+    # a host read computes the read tensor and keeps its IR: the next step marker does not
+    # compute it again, but later graphs that use the tensor do (torch._lazy's GetTensorsFused;
+    # measured on torch 2.13: tests/test_calibration_ltc.py)
+    reads_keep_ir: bool = False
     # ops whose Scalar arguments are constants even where scalars are data: arange's bounds
     # shape its output; pow's exponent is lowered as a constant (measured on torch_xla 2.9)
     constant_scalar_ops: frozenset = frozenset({"aten.arange", "aten.range", "aten.pow"})

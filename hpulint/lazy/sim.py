@@ -666,9 +666,16 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 f"{what} needs the device to run a graph, and torch_xla.compile(full_graph=True) "
                 "allows none inside the compiled function")
         if roots:
-            self._execute(roots, self._site(what, frame), what, keeps_graph=not materialize)
-            if materialize:
-                self._materialize(hs)
+            if self.profile.reads_keep_ir:
+                # the read tensors keep their IR (later graphs recompute it) and leave the
+                # pending graph: the next step marker does not compute them
+                self._execute(roots, self._site(what, frame), what)
+                for h in hs:
+                    self.pending.pop(h, None)
+            else:
+                self._execute(roots, self._site(what, frame), what, keeps_graph=not materialize)
+                if materialize:
+                    self._materialize(hs)
         self._sync(what, frame)
         return True
 
