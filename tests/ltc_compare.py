@@ -5,17 +5,17 @@ table's (test_calibration_ltc.py, LTC's counts and compile sites from
 tests/data/calibration/ltc.csv and tests/data/heldout/ltc.csv).
 
 Compilations are compared cut site by cut site (the line of a step marker or of a host read).
-Two mechanisms explain every difference found so far (docs/verify.md, ``--engine ltc``):
+The check names the mechanism behind each difference (docs/verify.md, ``--engine ltc``):
 
-* ``deferred_upload``: LTC keeps a tensor moved with ``.to("lazy")`` as host data; the first
-  step marker after a graph used it syncs it as an extra output, so that graph differs from its
-  later runs (one more compilation per graph that first read uploads), and a step marker with
-  nothing else to run compiles a graph of such uploads alone where the simulation has nothing.
+* ``deferred_upload``: LTC compiles more graphs at a site than the simulation, at most once
+  more per graph the simulation compiles there, plus one graph of uploads alone at a marker
+  where the simulation has nothing to run (the xla profile does not defer uploads;
+  ``LTC_SEMANTICS`` does, so there it flags the extra compilations it leaves unexplained);
 * ``cpu_fallback``: ops the TorchScript backend has no lowering for run on the CPU after the
   graph their inputs need has run (sites named "... (CPU fallback)"); the simulation runs the
   data-dependent ones on the host ("... (runs on the host)") and compiles the others. An op run
   on the CPU on data already computed needs no graph where the simulation compiles one at the
-  read that follows.
+  read that follows, and a step marker may have nothing left to run.
 """
 from __future__ import annotations
 
@@ -25,16 +25,23 @@ from dataclasses import replace
 from hpulint.lazy.confirm import HOST_RUN
 from hpulint.lazy.profiles import get_profile
 
-# The xla profile with what LTC does differently that the simulator has a switch for, each
-# measured on torch 2.13's torch._lazy: every Python scalar is data, 0, 1 and -1 too
-# (FLAGS_torch_lazy_handle_special_scalars is off); pow's exponent is data (x ** 2.0, 3.0, 4.0,
-# 0.5: two graphs, the first and the one after x became data); a host read computes the read
-# tensor and keeps its IR (the next step marker computes nothing, later graphs that use the
-# tensor recompute it), and does not hash differently from a step marker's graph.
+# The xla profile with the switches for what LTC does differently, each measured on torch
+# 2.13's torch._lazy (tests/test_lazy_device.py has the switches on their own):
+# * every Python scalar is data, 0, 1 and -1 too (FLAGS_torch_lazy_handle_special_scalars is
+#   off), typed by its Python type: x * 2 and x * 2.0 are two graphs (Long and Double data);
+# * pow's exponent is data (x ** 2.0, 3.0, 4.0, 0.5: two graphs, the first and the one after x
+#   became device data); arange's bounds shape its output and stay constants;
+# * a host read computes the read tensor and keeps its IR: the next step marker computes
+#   nothing, later graphs that use the tensor recompute it, and a read's graph is the same
+#   graph as a step marker's (no force_ltc_data in the hash);
+# * .to(device) keeps host data until the next step marker, which syncs the uploads an op used
+#   as extra outputs of its graph (a graph of uploads alone if nothing else is pending) and
+#   uploads the others without a graph; a module's parameters are IR until then.
 LTC_SEMANTICS = replace(
     get_profile("xla"), special_scalars=frozenset(), reads_keep_graph=False, reads_keep_ir=True,
+    deferred_uploads=True, typed_scalars=True,
     constant_scalar_ops=frozenset({"aten.arange", "aten.range"}),
-    description="PyTorch/XLA's graphs with LTC's scalars and reads")
+    description="PyTorch/XLA's graphs with LTC's scalars, reads and uploads")
 
 FALLBACK = "(CPU fallback)"
 MARKERS = ("mark_step", "torch_xla.sync", "MpDeviceLoader", "optimizer_step(barrier=True)")
