@@ -365,10 +365,10 @@ def run_ltc(names, heldout=False, jobs=1) -> int:
         r = run(str(ROOT / script), args, profile="xla", engine="ltc", timeout=900)
         counters = r.get("engine_counters") or {}
         status = r["status"]
-        if status not in ("ok",):
+        if status != "ok":
             err = r.get("error") or {}
-            status = f"{status} {err.get('type', '')}: " \
-                     f"{(err.get('message') or '').splitlines()[0][:120] if err.get('message') else ''}"
+            first = (err.get("message") or "").splitlines()[:1]
+            status = f"{status} {err.get('type', '')}: {first[0][:120] if first else ''}"
         return {"script": script, "args": " ".join(args),
                 "compiles": counters.get("UncachedCompile", r["compiles"]),
                 "cached": counters.get("CachedCompile", r["cached"]),
