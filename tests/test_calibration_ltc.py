@@ -111,11 +111,11 @@ EXPECTED_DIFFERENCES = {
         " ran (35@1 and 35@4, 29@1 and 29@4, 37@2 and 37@11; the simulation compiles each once); "
         "cause not isolated"),
     ("fixtures/HPU008/bad_nan_guard_every_step.py", ""): (
-        3, {"cpu_fallback", "deferred_upload"}, UPLOADS + "; " + FALLBACKS + "isnan=10"),
+        3, {"cpu_fallback", "deferred_upload"}, FALLBACK_UPLOADS + FALLBACKS + "isnan=10"),
     ("fixtures/HPU008/good_nan_check_when_logging.py", ""): (
         3, {"cpu_fallback"}, FALLBACKS + "isnan=2"),
     ("fixtures/HPU008/good_where_on_device.py", ""): (
-        3, {"cpu_fallback", "deferred_upload"}, UPLOADS + "; " + FALLBACKS + "where.self=30"),
+        3, {"cpu_fallback", "deferred_upload"}, FALLBACK_UPLOADS + FALLBACKS + "where.self=30"),
     ("fixtures/HPU009/bad_graphed_keyword_input.py", ""): (
         3, {"deferred_upload"},
         "the forward-backward graph compiles again on LTC at step 3, after the optimizer's graph "
