@@ -207,8 +207,9 @@ def test_data_dependent_branches_sync_every_step_and_record_a_graph_per_path(pro
 # The same fixtures on PyTorch's Lazy Tensor Core (torch._lazy, TorchScript backend). Its
 # counts differ from the xla profile only where the two engines' documented semantics differ:
 #
-# * deferred uploads: LTC keeps a tensor moved with .to("lazy") as host data until a graph
-#   writes it (the optimizer step), and uploads it into every graph that reads it before that.
+# * deferred uploads: LTC keeps a tensor moved with .to("lazy") as host data until the next step
+#   marker (which syncs it as an extra output if a graph used it), and reads a parameter the
+#   optimizer wrote through detach_copy (measured: tests/test_calibration_ltc.py, ltc_compare.py).
 #   So the first run of a graph that reads such tensors differs from its later runs: LTC can
 #   compile each graph the simulation compiles once more (the first step's graphs; a path of a
 #   branch first taken later, whose parameters the optimizer has not written yet). A step
