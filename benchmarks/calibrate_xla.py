@@ -2,12 +2,14 @@
 
 Every fixture and every script in tests/data/calibration/scripts/ runs unchanged on the real
 engine; its counters go into a table that is committed and that the tests compare with the
-simulated device row by row (tests/test_lazy_calibration.py)::
+simulated device row by row (tests/test_calibration.py, tests/test_heldout.py,
+tests/test_calibration_ltc.py)::
 
     # in a separate venv that has torch==2.9.0 torch_xla==2.9.0 (never needed by CI):
     PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py xla [NAME ...]
     # in hpulint's venv: PyTorch's Lazy Tensor Core (TorchScript backend) through `--engine ltc`
-    python benchmarks/calibrate_xla.py ltc [NAME ...]
+    python benchmarks/calibrate_xla.py ltc [--jobs 2] [NAME ...]
+    python benchmarks/calibrate_xla.py --heldout ltc [--jobs 2]
     # in hpulint's venv: the simulated device (profile xla) against both tables
     python benchmarks/calibrate_xla.py compare [NAME ...]
     # in the PyTorch/XLA venv: PT_XLA_DEBUG=1 output and metrics_report() of a few scripts
@@ -30,6 +32,14 @@ of ``CompileTime``), ``cached`` (``CachedCompile``), ``transfers`` (samples of
 ``TransferFromDeviceTime``: host reads), ``mark_steps`` (``MarkStep``), ``graph_max``
 (the largest ``TensorsGraphSize`` sample: XLA IR nodes, not aten ops, so it is recorded but not
 compared), ``status`` and ``seconds``.
+
+Columns of the ltc tables (tests/data/calibration/ltc.csv, tests/data/heldout/ltc.csv), from
+``torch._lazy.metrics``: ``compiles`` (``UncachedCompile``), ``cached`` (``CachedCompile``),
+``scalar_reads`` (``aten::_local_scalar_dense``: item, bool, format...), ``mark_steps``
+(``MarkStep``), ``fallback_ops`` (the other ``aten::`` counters: ops run on the CPU); ``reads``
+(the script's host reads of lazy tensors, counted where the script makes them), and
+``compile_sites`` (where each compilation happened: ``FILE:LINE@STEP SITE``, ``+`` when
+uploads were pending), ``status`` and ``seconds`` (wall time of the child process).
 """
 from __future__ import annotations
 
@@ -52,11 +62,12 @@ LTC_TABLE = DATA / "ltc.csv"
 LOGS = ROOT / "tests" / "data" / "logs" / "xla"
 HELDOUT = ROOT / "tests" / "data" / "heldout"
 HELDOUT_TABLE = HELDOUT / "xla.csv"
+HELDOUT_LTC_TABLE = HELDOUT / "ltc.csv"
 
 XLA_COLUMNS = ("script", "args", "compiles", "cached", "transfers", "mark_steps", "graph_max",
                "status", "seconds")
-LTC_COLUMNS = ("script", "args", "compiles", "cached", "syncs", "mark_steps", "fallback_ops",
-               "status")
+LTC_COLUMNS = ("script", "args", "compiles", "cached", "reads", "scalar_reads", "mark_steps",
+               "fallback_ops", "compile_sites", "status", "seconds")
 
 
 def rows() -> list:
@@ -334,31 +345,65 @@ def run_xla(names, heldout=False) -> int:
 # torch._lazy and the simulated device, through hpulint's own replay
 
 
-def run_ltc(names) -> int:
+def run_ltc(names, heldout=False, jobs=1) -> int:
+    """Every row on PyTorch's Lazy Tensor Core through ``hpulint verify --engine ltc``: the
+    script's "hpu"/"xla" devices become "lazy", hpulint's stand-ins for ``habana_frameworks`` and
+    ``torch_xla`` call ``torch._lazy.mark_step()``; the counts are the engine's own counters."""
+    from concurrent.futures import ThreadPoolExecutor
+
     sys.path.insert(0, str(ROOT))
     import torch
 
     from hpulint.lazy.replay import run
 
-    table = read_table(LTC_TABLE)
-    for script, args in _selected(rows(), names):
-        r = run(str(ROOT / script), args, profile="xla", engine="ltc", timeout=600)
-        res = {"script": script, "args": " ".join(args), "compiles": r["compiles"],
-               "cached": r["cached"], "syncs": r["syncs"], "mark_steps": r["mark_steps"],
-               "fallback_ops": " ".join(f"{k}={v}" for k, v in
-                                        sorted((r.get("fallback_ops") or {}).items())),
-               "status": r["status"] if r["status"] != "error" else
-               f"error {r['error']['type']}: {r['error']['message'][:120]}"}
-        table[(script, res["args"])] = res
-        print(f"{script} {res['args']}: " + " ".join(
-            f"{c}={res[c]}" for c in LTC_COLUMNS[2:]), flush=True)
-    table_meta = DATA / "versions.json"
+    table_path, all_rows = (HELDOUT_LTC_TABLE, heldout_rows()) if heldout else (LTC_TABLE, rows())
+    table = read_table(table_path)
+
+    def one(row):
+        script, args = row
+        # a fresh process per row (run() starts a child): no compilation cache carries over
+        r = run(str(ROOT / script), args, profile="xla", engine="ltc", timeout=900)
+        counters = r.get("engine_counters") or {}
+        status = r["status"]
+        if status != "ok":
+            err = r.get("error") or {}
+            first = (err.get("message") or "").splitlines()[:1]
+            status = f"{status} {err.get('type', '')}: {first[0][:120] if first else ''}"
+        return {"script": script, "args": " ".join(args),
+                "compiles": counters.get("UncachedCompile", r["compiles"]),
+                "cached": counters.get("CachedCompile", r["cached"]),
+                "reads": r["syncs"],
+                "scalar_reads": counters.get("aten::_local_scalar_dense", 0),
+                "mark_steps": counters.get("MarkStep", 0),
+                "fallback_ops": " ".join(f"{k}={v}" for k, v in
+                                         sorted((r.get("fallback_ops") or {}).items())),
+                "compile_sites": compile_sites(r.get("events") or []),
+                "status": status, "seconds": r.get("wall_time", "")}
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for res in pool.map(one, _selected(all_rows, names)):
+            table[(res["script"], res["args"])] = res
+            print(f"{res['script']} {res['args']}: " + " ".join(
+                f"{c}={res[c]}" for c in LTC_COLUMNS[2:]), flush=True)
+    table_meta = table_path.parent / "versions.json"
     meta = json.loads(table_meta.read_text()) if table_meta.is_file() else {}
-    meta["ltc"] = {"torch": torch.__version__, "backend": "TorchScript",
+    meta["ltc"] = {"torch": torch.__version__, "backend": "TorchScript (torch._lazy.ts_backend)",
                    "python": sys.version.split()[0]}
     table_meta.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    _write_table(LTC_TABLE, LTC_COLUMNS, table, rows())
+    _write_table(table_path, LTC_COLUMNS, table, all_rows)
     return 0
+
+
+def compile_sites(events) -> str:
+    """Where the compilations happened, for the site-by-site comparison: ``FILE:LINE@STEP SITE``
+    entries joined by ``; ``, one per compilation (``+`` after STEP: uploads were pending), in
+    the order they happened."""
+    out = []
+    for e in events:
+        if e.get("kind") == "compile":
+            where = f"{os.path.basename(e['file'] or '?')}:{e['line']}"
+            out.append(f"{where}@{e['step']}{'+' if e.get('uploads_pending') else ''} {e['site']}")
+    return "; ".join(out)
 
 
 def compare(names, heldout=False) -> int:
@@ -399,11 +444,13 @@ def main(argv=None) -> int:
     p.add_argument("names", nargs="*", help="only rows whose script path contains one of these")
     p.add_argument("--heldout", action="store_true",
                    help="the held-out scripts and table (tests/data/heldout/) instead")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="ltc: rows run at once (each in its own process)")
     a = p.parse_args(argv)
     if a.what == "xla":
         return run_xla(a.names, a.heldout)
     if a.what == "ltc":
-        return run_ltc(a.names)
+        return run_ltc(a.names, a.heldout, a.jobs)
     if a.what == "logs":
         return make_logs(a.names)
     return compare(a.names, a.heldout)

@@ -544,3 +544,80 @@ def test_torch_helpers_are_torch_even_when_the_venv_path_says_hpulint(monkeypatc
     assert ns["helper"](lambda: modes._called_from_torch()) is True
     # the same call from the user's own file is the user's
     assert (lambda handler: handler())(lambda: modes._called_from_torch()) is False
+
+
+def test_reads_that_keep_the_ir_recompute_the_read_tensor_in_every_later_graph():
+    # torch._lazy (tests/ltc_compare.py): a read computes the tensor and keeps its IR, so the
+    # step marker has nothing to run and the next step's graph starts from the IR again (the
+    # same code on torch._lazy 2.13: 4 graphs compiled, none reused)
+    from dataclasses import replace
+
+    from hpulint.lazy.profiles import get_profile
+
+    keep_ir = replace(get_profile("xla"), reads_keep_graph=False, reads_keep_ir=True)
+    counts = {}
+    for name, profile in (("hpu", "hpu"), ("keep_ir", keep_ir)):
+        with lazy.device(profile) as d:
+            x = torch.ones(3).to(d.device)
+            for step in range(4):
+                x = x * 0.5 + 2.0
+                x.tolist(); read_line = lineno()  # noqa: E702
+                d.mark_step()
+        counts[name] = (d.compiles, d.cached, d.syncs)
+        sites = {(e["line"], e["site"]) for e in d.events if e["kind"] == "compile"}
+        assert sites == {(read_line, "tolist")}
+    # hpu: the read makes x device data, every step is the same graph; keep_ir: the graph grows
+    assert counts == {"hpu": (1, 3, 4), "keep_ir": (4, 0, 4)}
+
+
+def test_deferred_uploads_are_synced_by_the_next_marker_as_outputs_if_a_graph_used_them():
+    # torch._lazy (tests/ltc_compare.py): .to(device) keeps host data until the next step
+    # marker, which syncs it as an extra output of its graph if an op used it, and uploads it
+    # without a graph if none did. The same code on torch._lazy 2.13 (device "lazy",
+    # torch._lazy.mark_step()) compiles 5 graphs and reuses 2.
+    from dataclasses import replace
+
+    from hpulint.lazy.profiles import get_profile
+
+    deferred = replace(get_profile("xla"), deferred_uploads=True)
+    counts = {}
+    for name, profile in (("xla", "xla"), ("deferred", deferred)):
+        with lazy.device(profile) as d:
+            x = torch.randn(4, 4).to(d.device)
+            w = torch.randn(4, 4).to(d.device)
+            for step in range(4):
+                y = (x @ w).sum() if step % 2 == 0 else (x + w).sum()
+                d.mark_step()
+            u = torch.randn(4, 4).to(d.device)
+            d.mark_step()  # u unused: uploaded without a graph
+            y = (u @ w).sum()
+            d.mark_step()  # the graph of step 0 again, with u device data: cached
+            v = torch.randn(3).to(d.device)
+            (v * 2).tolist()  # v used by the read's graph, not synced by it...
+            d.mark_step()  # ...but by the marker: a graph of that upload alone
+        counts[name] = (d.compiles, d.cached)
+    assert y is not None
+    # deferred: (x @ w).sum() with x and w as extra outputs at step 0, then without at step 2
+    assert counts == {"xla": (3, 3), "deferred": (5, 2)}
+
+
+def test_typed_scalars_make_an_int_and_a_float_operand_two_graphs():
+    # torch._lazy keeps a Python int as Long data and a float as Double data: x * 2 and x * 2.0
+    # are two graphs there, one on the xla profile (the same code on torch._lazy 2.13: 2 graphs
+    # compiled, 4 reused)
+    from dataclasses import replace
+
+    from hpulint.lazy.profiles import get_profile
+
+    typed = replace(get_profile("xla"), typed_scalars=True)
+    counts = {}
+    for name, profile in (("xla", "xla"), ("typed", typed)):
+        with lazy.device(profile) as d:
+            x = torch.ones(4, 4).to(d.device)
+            d.mark_step()
+            for s in (2, 3, -2, 2.0, 0.5, 3.0):
+                y = x * s
+                d.mark_step()
+        counts[name] = (d.compiles, d.cached)
+    assert y is not None
+    assert counts == {"xla": (1, 5), "typed": (2, 4)}

@@ -13,6 +13,7 @@ from fixture_format import FIXTURES, lazy_fixtures  # noqa: E402
 from hpulint.lazy.confirm import HOST_RUN, confirm  # noqa: E402
 from hpulint.lazy.replay import replay, run  # noqa: E402
 from hpulint.model import Finding  # noqa: E402
+from ltc_compare import site_differences  # noqa: E402
 
 ALL = lazy_fixtures()  # the compile fixtures run on real Dynamo: test_compile_fixtures.py
 BY_ID = {fx.id: fx for fx in ALL}
@@ -206,8 +207,9 @@ def test_data_dependent_branches_sync_every_step_and_record_a_graph_per_path(pro
 # The same fixtures on PyTorch's Lazy Tensor Core (torch._lazy, TorchScript backend). Its
 # counts differ from the xla profile only where the two engines' documented semantics differ:
 #
-# * deferred uploads: LTC keeps a tensor moved with .to("lazy") as host data until a graph
-#   writes it (the optimizer step), and uploads it into every graph that reads it before that.
+# * deferred uploads: LTC keeps a tensor moved with .to("lazy") as host data until the next step
+#   marker (which syncs it as an extra output if a graph used it), and reads a parameter the
+#   optimizer wrote through detach_copy (measured: tests/test_calibration_ltc.py, ltc_compare.py).
 #   So the first run of a graph that reads such tensors differs from its later runs: LTC can
 #   compile each graph the simulation compiles once more (the first step's graphs; a path of a
 #   branch first taken later, whose parameters the optimizer has not written yet). A step
@@ -264,7 +266,6 @@ LTC_DIFFERENCES = {
     "HPU010/bad_sdp_kernel_in_compiled_forward.py": {"deferred_upload"},
     "HPU010/good_recompute_mode_argument.py": {"deferred_upload"},
 }
-FALLBACK = "(CPU fallback)"
 
 
 @pytest.fixture(scope="module")
@@ -273,10 +274,6 @@ def ltc_results():
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda fx: run(str(fx.path), engine="ltc", timeout=180), ALL))
     return {fx.id: r for fx, r in zip(ALL, results)}
-
-
-def _compiles_at(events, line):
-    return [e for e in events if e["kind"] == "compile" and e["line"] == line]
 
 
 def test_torch_equal_runs_on_the_host_in_both_engines(ltc_results):
@@ -297,33 +294,6 @@ def test_data_dependent_ops_run_on_the_host_in_both_engines(ltc_results):
     assert ops["index.Tensor"] + ops["_index_put_impl_"] == _host_runs(sim(fx, "xla")) == 30
 
 
-def _differences(ltc_events, sim_events) -> set:
-    """The documented mechanisms that explain how LTC's compilations at each cut site differ
-    from the simulation's; an AssertionError names a difference that none explains."""
-    found = set()
-    ltc_c = [e for e in ltc_events if e["kind"] == "compile"]
-    sim_c = [e for e in sim_events if e["kind"] == "compile"]
-    for line in sorted({e["line"] for e in ltc_c + sim_c}):
-        at_ltc, at_sim = _compiles_at(ltc_c, line), _compiles_at(sim_c, line)
-        extra = len(at_ltc) - len(at_sim)
-        if extra > 0:
-            # each graph compiled once more (its first run read host data), or a graph of
-            # uploads alone at a marker where the simulation had nothing to run
-            first = at_ltc[0]
-            upload_only = bool(first["uploads_pending"]) and (
-                not at_sim or first["step"] < at_sim[0]["step"])
-            assert extra <= len(at_sim) + upload_only, (line, len(at_ltc), len(at_sim))
-            found.add("deferred_upload")
-        elif extra < 0:
-            # an op LTC ran on the CPU on data already computed: no graph at this read
-            assert all(e["site"] not in MARKERS for e in at_sim), (line, len(at_ltc), len(at_sim))
-            found.add("cpu_fallback")
-    return found
-
-
-MARKERS = ("mark_step", "torch_xla.sync", "MpDeviceLoader", "optimizer_step(barrier=True)")
-
-
 @pytest.mark.parametrize("fx", ALL, ids=[fx.id for fx in ALL])
 def test_ltc_cross_check(fx, ltc_results):
     ltc = ltc_results[fx.id]
@@ -333,12 +303,8 @@ def test_ltc_cross_check(fx, ltc_results):
     host_runs = _host_runs(xla)
     assert ltc["mark_steps"] == xla["mark_steps"] and ltc["syncs"] == xla["syncs"] - host_runs
     # compilations at CPU fallbacks (LTC) and at host runs of data-dependent ops (simulation)
-    # are the two engines' ways of running those ops; compare the rest, site by site
-    ltc_events = [e for e in ltc["events"] if not (e["kind"] == "compile" and FALLBACK in e["site"])]
-    sim_events = [e for e in xla["events"] if not (e["kind"] == "compile" and HOST_RUN in e["site"])]
-    found = _differences(ltc_events, sim_events)
-    if len(ltc_events) < len(ltc["events"]) or host_runs:
-        found.add("cpu_fallback")
+    # are the two engines' ways of running those ops; the rest is compared site by site
+    found = site_differences(ltc["events"], xla["events"])
     if "cpu_fallback" in found:
         assert ltc["fallback_ops"], "a CPU fallback difference, but LTC counted no fallback op"
     assert found == LTC_DIFFERENCES.get(fx.id, set())

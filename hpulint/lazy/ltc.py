@@ -154,9 +154,18 @@ class LtcDevice(MetricsMixin):
             "max_graph_nodes": self.max_graph_nodes,
             "events": self.all_events(),
             "fallback_ops": self.fallback_ops(),
+            "engine_counters": self.engine_counters(),
             "optimizer_steps": self.optimizer_steps,
             "backward_passes": self.backward_passes,
         }
+
+    @staticmethod
+    def engine_counters() -> dict:
+        """Every counter of ``torch._lazy.metrics`` as the engine left it (``MarkStep``,
+        ``aten::_local_scalar_dense``: the scalar reads, ``DeviceDataCacheMiss``...)."""
+        import torch._lazy.metrics
+
+        return {n: _counter(n) for n in torch._lazy.metrics.counter_names()}
 
     @staticmethod
     def fallback_ops() -> dict:

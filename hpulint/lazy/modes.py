@@ -350,6 +350,8 @@ def _h_set_data(dev, func, args, kwargs):
     e = dev.handles.get(id(value))
     if e is not None:
         dev.bind(t, e[0])
+        if dev.deferred:  # a module moved to the device: its parameters are new lazy tensors
+            dev.wrap_upload(e[0])
     else:
         dev.unbind(t)
     return out

@@ -40,6 +40,18 @@ class Profile:
     # graph pending: the next step marker computes it again (PyTorch/XLA's GetTensorsFused syncs
     # with force_ltc_data=false; measured on torch_xla 2.9: tests/data/calibration)
     reads_keep_graph: bool = False
+    # a host read computes the read tensor and keeps its IR: the next step marker does not
+    # compute it again, but later graphs that use the tensor do (torch._lazy's GetTensorsFused;
+    # measured on torch 2.13: tests/test_calibration_ltc.py)
+    reads_keep_ir: bool = False
+    # a tensor moved to the device stays host data until the next step marker, which syncs it
+    # as an extra output of its graph if an op used it (a graph of such uploads alone if
+    # nothing else is pending) and uploads it without a graph if none did; after that it is
+    # device data (torch._lazy; measured on torch 2.13)
+    deferred_uploads: bool = False
+    # a Python scalar passed as data is typed by its Python type: 2 and 2.0 are different
+    # graph inputs (Long and Double data on torch._lazy; measured on torch 2.13)
+    typed_scalars: bool = False
     # ops whose Scalar arguments are constants even where scalars are data: arange's bounds
     # shape its output; pow's exponent is lowered as a constant (measured on torch_xla 2.9)
     constant_scalar_ops: frozenset = frozenset({"aten.arange", "aten.range", "aten.pow"})

@@ -119,6 +119,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         # state
         self.handles = {}  # id(tensor) -> (Handle, _Ref)
         self.pending = {}  # ordered set of Handles whose value is (or may be) a pending node
+        self.deferred = {}  # uploads still host data (profile.deferred_uploads), unused so far
+        self.used_uploads = {}  # deferred uploads used since the last step marker
         self.cache = {}  # signature -> compile ordinal
         self.last_at_site = {}  # cut site -> last Graph executed there
         self.seq_at_site = {}  # cut site -> node counter when it last executed
@@ -199,6 +201,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             self.pending[h] = None  # an IR value: the next step marker computes it
         else:
             h = Handle(Data(tuple(t.shape), t.dtype, (file, line), name))
+            if self.profile.deferred_uploads:
+                self.deferred[h] = None
             if self.eager and self.eager_upload:
                 # eager mode syncs every new device tensor at once: an upload runs a graph of
                 # its own, one per shape and dtype (measured on torch_xla 2.9)
@@ -213,6 +217,21 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         self.bind(t, h)
         self.uploads += 1
         return h
+
+    def use_upload(self, h) -> None:
+        """A deferred upload is used: the next step marker syncs it (profile.deferred_uploads)."""
+        if self.deferred.pop(h, 0) is None:
+            self.used_uploads[h] = None
+            self.pending[h] = None
+
+    def wrap_upload(self, h) -> None:
+        """A deferred upload wrapped as a new Parameter (a module moved to the device): on
+        torch._lazy an IR node until the next step marker syncs it (profile.deferred_uploads)."""
+        if self.deferred.pop(h, 0) is None:
+            file, line = self._where(None)
+            self.seq += 1
+            node = Node("lazy.parameter", (h.value,), (), file, line, self.bw, self.os, self.seq)
+            self._write(h, Out(node, 0), file, line)
 
     def fallback(self, op: str) -> None:
         """An op ran on the host (PyTorch/XLA counts it as ``aten::op``)."""
@@ -261,6 +280,8 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
     def _input(self, t, frame, inputs, consts):
         e = self.handles.get(id(t))
         if e is not None:
+            if self.deferred:
+                self.use_upload(e[0])
             v = self.current(e[0])
             if v.__class__ is Data and v.name is None:
                 v.name = "" if (v.scalar or frame is None or type(t) is torch.nn.Parameter) \
@@ -287,7 +308,10 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             consts.append(v)
         else:
             # the engine converts the value to the op's type: 2 and 2.0 are the same data
-            inputs.append(Data((), "scalar", scalar=True))
+            kind = "scalar"
+            if self.profile.typed_scalars:  # torch._lazy: an int is Long data, a float Double
+                kind = "scalar-" + ("float" if isinstance(v, float) else "int")
+            inputs.append(Data((), kind, scalar=True))
             consts.append(SCALAR)
 
     def _operands(self, info, args, kwargs, frame):
@@ -528,7 +552,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     def _execute(self, roots, site, step_kind, keeps_graph=False):
         graph = canonical(roots)
-        if not graph.nodes:
+        if not graph.nodes and not graph.roots:
             return None
         sig = graph.signature
         if keeps_graph:
@@ -606,9 +630,11 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         roots = []
         for h in roots_h:
             v = self.current(h)
-            if type(v) is Out:
-                roots.append(v)
+            if type(v) is Out or h in self.used_uploads:
+                roots.append(v)  # a deferred upload an op used: synced as an output
         self.pending.clear()
+        self.used_uploads.clear()
+        self.deferred.clear()  # the marker uploads the unused ones too, without a graph
         self._execute(roots, site, what)
         self._materialize(roots_h)
         self._close_growth(f"{what} at line {site[2]}")
@@ -666,9 +692,16 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 f"{what} needs the device to run a graph, and torch_xla.compile(full_graph=True) "
                 "allows none inside the compiled function")
         if roots:
-            self._execute(roots, self._site(what, frame), what, keeps_graph=not materialize)
-            if materialize:
-                self._materialize(hs)
+            if self.profile.reads_keep_ir:
+                # the read tensors keep their IR (later graphs recompute it) and leave the
+                # pending graph: the next step marker does not compute them
+                self._execute(roots, self._site(what, frame), what)
+                for h in hs:
+                    self.pending.pop(h, None)
+            else:
+                self._execute(roots, self._site(what, frame), what, keeps_graph=not materialize)
+                if materialize:
+                    self._materialize(hs)
         self._sync(what, frame)
         return True
 
