@@ -1484,3 +1484,22 @@ def test_torch_is_nonzero_reads_the_value_it_tests():
         """
     assert found(src.format(test="torch.is_nonzero(d)")) == ["HPU008@7"]
     assert found(src.format(test="torch.is_tensor(d)")) == []
+
+
+def test_an_accumulator_reordered_in_the_same_pass_still_grows():
+    """Beam search: `result = result.index_select(0, beams)` keeps the last pass's tokens, so
+    `result = torch.cat([result, next_tokens], -1)` after it still grows every step; a value
+    rebuilt from something else first (`result = prompt.clone()`) does not."""
+    src = GAUDI + """
+        def beam_search(model, prompt, steps):
+            result = prompt
+            for i in range(steps):
+                logits = model(result)
+                beams = logits.argmax(-1)
+                result = {rebind}
+                result = torch.cat([result, beams[:, None]], dim=-1)
+                htcore.mark_step()
+            return result
+        """
+    assert found(src.format(rebind="result.index_select(0, beams)")) == ["HPU003@10"]
+    assert found(src.format(rebind="prompt.clone()")) == []

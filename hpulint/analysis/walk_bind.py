@@ -133,7 +133,13 @@ class Bindings:
                 flags.discard(name)
             if by_name(name).kind != "unknown" and not isinstance(val, (Sym,)):
                 val = Named(val, name)  # `model = load(...)`: the name decides if nothing else does
+            # `result = result.index_select(0, beams)` keeps the last pass's value in a new form:
+            # not a fresh definition of this pass (an accumulator after it still grows)
+            keeps_last = (loop is not None and value_node is not None and name in set(names_in(value_node))
+                          and not self.defined_in_pass(name, loop))
             self._bind(name, val)
+            if keeps_last:
+                self.blocks[-1].defs.discard(name)
             for lp in loop.chain() if loop is not None else ():
                 lp.counters.discard(name)
             if derived is not None:
