@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import torch_xla
 import torch_xla.core.xla_model as xm
+import torch_xla.runtime as xr
 
 device = xm.xla_device()
 torch.manual_seed(11)
@@ -23,7 +24,7 @@ for epoch in range(2):
         xm.optimizer_step(opt)
         correct += (out.argmax(1) == y).sum()
         if step % 2 == 1:
-            reduced = xm.all_reduce(xm.REDUCE_SUM, loss) / xm.xrt_world_size()
+            reduced = xm.all_reduce(xm.REDUCE_SUM, loss) / xr.world_size()
             print(epoch, step, reduced.item())
     accuracy = correct.item() / (len(data) * 8)
     print("epoch", epoch, "accuracy", xm.mesh_reduce("accuracy", accuracy, np.mean))
