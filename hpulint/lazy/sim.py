@@ -615,8 +615,12 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 continue
             b = h.base
             if b is not None:
-                if b.alive():  # the base carries the data; the view is recomputed from it
+                if b.alive():
+                    # the base and the view are both live tensors: both are computed (the view
+                    # is recomputed from the base only once the base changes again; measured
+                    # on torch_xla 2.9: a slice read after the step runs no graph)
                     roots_h[b] = None
+                    roots_h[h] = None
                     continue
                 # the view outlives its base: from now on it is a tensor of its own
                 self.current(h)
