@@ -17,6 +17,8 @@ The list comes from torch_xla's public modules and from what its ``examples/`` a
   in its text format (the simulated device has no times: durations print as zero).
 
 * ``distributed.spmd`` on one device: annotations accepted, nothing sharded (xla_spmd.py).
+* ``all_reduce``, ``all_gather``, ``rendezvous``, ``mesh_reduce``, ``save`` on one replica: the
+  device work PyTorch/XLA does for them (xla_collectives.py).
 
 Anything else under ``torch_xla`` is named as not stood in (SPMD over several devices, FSDP,
 Pallas kernels, scan, collectives across devices, the ``_XLAC`` internals beyond the few listed here).
