@@ -17,6 +17,9 @@ tests/test_calibration_ltc.py)::
     # the held-out set (tests/data/heldout/: scripts written after the simulator, never tuned on)
     PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py --heldout xla
     python benchmarks/calibrate_xla.py --heldout compare
+    # the second held-out set (tests/data/heldout/scripts2/, table xla2.csv)
+    PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py --heldout --set 2 xla
+    python benchmarks/calibrate_xla.py --heldout --set 2 compare
 
 NAMEs restrict a run to the rows whose script path contains one of them (the other rows of the
 table are kept). Each script runs in a child process of its own, so no compilation cache or
@@ -63,6 +66,9 @@ LOGS = ROOT / "tests" / "data" / "logs" / "xla"
 HELDOUT = ROOT / "tests" / "data" / "heldout"
 HELDOUT_TABLE = HELDOUT / "xla.csv"
 HELDOUT_LTC_TABLE = HELDOUT / "ltc.csv"
+# held-out set -> (its scripts folder, its table, its key in tests/data/heldout/versions.json)
+HELDOUT_SETS = {"1": (HELDOUT / "scripts", HELDOUT / "xla.csv", "xla"),
+                "2": (HELDOUT / "scripts2", HELDOUT / "xla2.csv", "xla2")}
 
 XLA_COLUMNS = ("script", "args", "compiles", "cached", "transfers", "mark_steps", "graph_max",
                "status", "seconds")
@@ -84,11 +90,12 @@ def rows() -> list:
     return out
 
 
-def heldout_rows() -> list:
-    """The held-out set: scripts written after the simulator was calibrated, in their own table
-    (tests/data/heldout/xla.csv) so that the main table's rows stay what they were tuned on."""
+def heldout_rows(which: str = "1") -> list:
+    """A held-out set: scripts written after the simulator was calibrated, in their own table
+    (tests/data/heldout/xla.csv, xla2.csv) so that the main table's rows stay what they were
+    tuned on."""
     out = []
-    for path in sorted((HELDOUT / "scripts").glob("*.py")):
+    for path in sorted(HELDOUT_SETS[which][0].glob("*.py")):
         for args in _args_of(path):
             out.append((path.relative_to(ROOT).as_posix(), args))
     return out
@@ -305,14 +312,15 @@ class _HpuOnXla:
         return False
 
 
-def run_xla(names, heldout=False) -> int:
+def run_xla(names, heldout=False, which="1") -> int:
     try:
         import torch
         import torch_xla
     except ImportError as e:
         print(f"calibrate_xla: needs torch_xla ({e}); see the module docstring", file=sys.stderr)
         return 2
-    table_path, all_rows = (HELDOUT_TABLE, heldout_rows()) if heldout else (XLA_TABLE, rows())
+    table_path, all_rows = (HELDOUT_SETS[which][1], heldout_rows(which)) if heldout \
+        else (XLA_TABLE, rows())
     table = read_table(table_path)
     todo = _selected(all_rows, names)
     env = dict(os.environ, PJRT_DEVICE="CPU")
@@ -334,8 +342,9 @@ def run_xla(names, heldout=False) -> int:
             f"{c}={res.get(c, '')}" for c in XLA_COLUMNS[2:]), flush=True)
     table_meta = table_path.parent / "versions.json"
     meta = json.loads(table_meta.read_text()) if table_meta.is_file() else {}
-    meta["xla"] = {"torch": torch.__version__, "torch_xla": torch_xla.__version__,
-                   "PJRT_DEVICE": "CPU", "python": sys.version.split()[0]}
+    meta[HELDOUT_SETS[which][2] if heldout else "xla"] = {
+        "torch": torch.__version__, "torch_xla": torch_xla.__version__,
+        "PJRT_DEVICE": "CPU", "python": sys.version.split()[0]}
     table_meta.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     _write_table(table_path, XLA_COLUMNS, table, all_rows)
     return 0
@@ -406,15 +415,15 @@ def compile_sites(events) -> str:
     return "; ".join(out)
 
 
-def compare(names, heldout=False) -> int:
+def compare(names, heldout=False, which="1") -> int:
     """The simulated device (profile xla) next to the real engines, row by row."""
     sys.path.insert(0, str(ROOT))
     from hpulint.lazy.replay import replay
 
-    xla = read_table(HELDOUT_TABLE if heldout else XLA_TABLE)
+    xla = read_table(HELDOUT_SETS[which][1] if heldout else XLA_TABLE)
     ltc = {} if heldout else read_table(LTC_TABLE)
     same = total = 0
-    for script, args in _selected(heldout_rows() if heldout else rows(), names):
+    for script, args in _selected(heldout_rows(which) if heldout else rows(), names):
         key = (script, " ".join(args))
         real = xla.get(key)
         sim = replay(str(ROOT / script), args, profile="xla")
@@ -446,14 +455,17 @@ def main(argv=None) -> int:
                    help="the held-out scripts and table (tests/data/heldout/) instead")
     p.add_argument("--jobs", type=int, default=1,
                    help="ltc: rows run at once (each in its own process)")
+    p.add_argument("--set", dest="which", choices=sorted(HELDOUT_SETS), default="1",
+                   help="which held-out set (with --heldout): 1 scripts/ + xla.csv, "
+                        "2 scripts2/ + xla2.csv")
     a = p.parse_args(argv)
     if a.what == "xla":
-        return run_xla(a.names, a.heldout)
+        return run_xla(a.names, a.heldout, a.which)
     if a.what == "ltc":
         return run_ltc(a.names, a.heldout, a.jobs)
     if a.what == "logs":
         return make_logs(a.names)
-    return compare(a.names, a.heldout)
+    return compare(a.names, a.heldout, a.which)
 
 
 def make_logs(names) -> int:

@@ -48,10 +48,6 @@ EXPECTED_DIFFERENCES = {
                "a Linear on a 3-d input is view, addmm, view here and view_copy, mm, "
                "_unsafe_view, add, view_copy there (39 vs 51 graphs; the lazy-mode row of the "
                "same script is equal)"),
-    ("tests/data/realistic/xla_spawn.py", ""): (
-        2, 5, "xm.save and xm.rendezvous: PyTorch/XLA syncs the state dict and copies it to the "
-              "host as one batch, and its counts include a graph and two step markers the "
-              "stand-ins do not make (9 MarkStep against 7); the stand-in reads each tensor"),
 }
 
 # Rows that do not run to the end on real PyTorch/XLA, and why they are not compared

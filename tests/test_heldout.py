@@ -15,6 +15,22 @@ a scalar operand is taken in the op's float type before the 0/1 test (AdamW's ``
 is 1.0 in float32 when OneCycleLR ends at lr 4e-8), and in eager mode ``zeros``/``empty`` run one
 graph (the upload graph of that shape), views run as graphs of their own, and each result of a
 multi-result op is synced on its own. Rows still different are in ``EXPECTED_DIFFERENCES``.
+
+The second set, 20 scripts in tests/data/heldout/scripts2/, was written (commit 1256ab2) and
+committed before any of them ran, for cases the first set did not stress: gradient accumulation
+with a step every k micro-batches, a warmup factor and a clamp bound that are Python floats
+changing every step, ``torch.where`` against mask indexing, ``.tolist()`` every step,
+``xm.all_reduce``/``xm.mesh_reduce`` on one device, ``argmax`` and ``.item()`` in evaluation,
+bucketed padding, ``repeat``/``expand`` by a step-dependent count, LSTM and GRU, dropout in train
+and eval, a ``while`` loop that breaks on ``loss.item()``, ``torch.randperm`` moved to the device,
+``zero_grad(set_to_none=False)``, ``clip_grad_norm_`` logged every k steps, ``MpDeviceLoader``
+with a step closure, an EMA model, label smoothing and early stopping. Its table,
+tests/data/heldout/xla2.csv (``calibrate_xla.py --heldout --set 2 xla``, same versions), was
+compared once with the simulator unchanged: compilations equal on 18 of 20 rows, host transfers
+on 19 of 20 (the honest estimate). The two causes were then found on torch_xla and modelled in
+general: equal Python scalars of one type share one device-data parameter of a graph, and
+``xm.mesh_reduce`` goes through ``xla_rendezvous`` (syncs, all-gathers on the device, reads
+back). Now 20 of 20 on both; ``EXPECTED_DIFFERENCES_2`` says what the first run differed in.
 """
 from __future__ import annotations
 
@@ -33,9 +49,16 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "tests" / "data" / "heldout"
 TABLE = HELDOUT / "xla.csv"
+TABLE_2 = HELDOUT / "xla2.csv"
 
-with open(TABLE, newline="", encoding="utf-8") as _f:
-    ROWS = list(csv.DictReader(_f))
+
+def _rows(table):
+    with open(table, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+ROWS = _rows(TABLE)
+ROWS_2 = _rows(TABLE_2)
 
 # script -> (simulated compiles, simulated transfers, why they differ from PyTorch/XLA)
 EXPECTED_DIFFERENCES = {
@@ -49,6 +72,17 @@ EXPECTED_DIFFERENCES = {
                "of w.t(); an XLA tensor reports contiguous strides (x.t() then mm: the t graph "
                "is the forward's, cached), a CPU tensor the transposed ones (grad.t() then mm: "
                "one more t graph of a new shape)"),
+}
+
+# The first measurement differed on two rows (compilations 18 of 20, host transfers 19 of 20):
+# ema_model_update.py (3 compilations against 4: torch_xla gives equal Python scalars of a graph
+# one device-data parameter, and the EMA decay is 0.5 at step 8, so mul_(decay) and
+# add_(p, alpha=1 - decay) share one) and mesh_reduce_all_reduce_single.py (8 compilations and 8
+# transfers against 7 and 20: xm.mesh_reduce went through xla_rendezvous on torch_xla, a host
+# call in the replay). Both causes were found on torch_xla and modelled in general
+# (hpulint/lazy/scalar_data.py, hpulint/lazy/shims/xla_collectives.py, and live views computed
+# at a step marker: the rendezvous reads slices of the gathered payload after its last sync).
+EXPECTED_DIFFERENCES_2 = {
 }
 
 
@@ -72,15 +106,44 @@ def test_agreement_rate_on_host_transfers_and_compilations():
     assert (len(ROWS), len(ROWS) - len(compiles_differ)) == (23, 21)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[Path(r["script"]).stem for r in ROWS])
-def test_xla_profile_on_held_out_script(row):
+def test_the_second_table_covers_every_script_of_the_second_set():
+    scripts = sorted(p.relative_to(ROOT).as_posix() for p in (HELDOUT / "scripts2").glob("*.py"))
+    assert len(scripts) == 20
+    assert [r["script"] for r in ROWS_2] == scripts
+    assert all(r["status"] == "ok" for r in ROWS_2)
+    versions = json.loads((HELDOUT / "versions.json").read_text())
+    assert versions["xla2"]["torch_xla"].startswith("2.9")
+    assert versions["xla2"]["PJRT_DEVICE"] == "CPU"
+
+
+def test_agreement_rate_on_the_second_set():
+    real = {r["script"]: (int(r["compiles"]), int(r["transfers"])) for r in ROWS_2}
+    compiles_differ = [s for s, (c, _, _) in EXPECTED_DIFFERENCES_2.items() if c != real[s][0]]
+    transfers_differ = [s for s, (_, t, _) in EXPECTED_DIFFERENCES_2.items() if t != real[s][1]]
+    # first measurement: compilations 18 of 20, host transfers 19 of 20; after the two fixes
+    # (scalar data shared by value, the rendezvous of mesh_reduce) 20 of 20 on both
+    assert (len(ROWS_2), len(ROWS_2) - len(compiles_differ),
+            len(ROWS_2) - len(transfers_differ)) == (20, 20, 20)
+
+
+def _check(row, expected):
     sim = replay(str(ROOT / row["script"]), row["args"].split(), profile="xla")
     assert sim["status"] == "ok", sim.get("error")
     got = (sim["compiles"], sim["syncs"])
     real = (int(row["compiles"]), int(row["transfers"]))
-    if row["script"] in EXPECTED_DIFFERENCES:
-        compiles, transfers, why = EXPECTED_DIFFERENCES[row["script"]]
+    if row["script"] in expected:
+        compiles, transfers, why = expected[row["script"]]
         assert got == (compiles, transfers), why
-        assert got != real, "now equal: take the row out of EXPECTED_DIFFERENCES"
+        assert got != real, "now equal: take the row out of the expected differences"
     else:
         assert got == real
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[Path(r["script"]).stem for r in ROWS])
+def test_xla_profile_on_held_out_script(row):
+    _check(row, EXPECTED_DIFFERENCES)
+
+
+@pytest.mark.parametrize("row", ROWS_2, ids=[Path(r["script"]).stem for r in ROWS_2])
+def test_xla_profile_on_second_held_out_set(row):
+    _check(row, EXPECTED_DIFFERENCES_2)

@@ -49,7 +49,7 @@ HPU = [
     ("xla_decoder_only.py", (), (2, 4, 2, 18)),
     ("xla_mnist.py", (), (5, 10, 2, 20)),
     ("xla_eager.py", ("--compile-step",), (9, 11, 2, 8)),
-    ("xla_spawn.py", (), (2, 3, 5, 7)),
+    ("xla_spawn.py", (), (3, 3, 3, 9)),
     ("gaudi_lazy.py", (), (3, 9, 3, 12)),
 ]
 

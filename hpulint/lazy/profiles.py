@@ -55,6 +55,9 @@ class Profile:
     # ops whose Scalar arguments are constants even where scalars are data: arange's bounds
     # shape its output; pow's exponent is lowered as a constant (measured on torch_xla 2.9)
     constant_scalar_ops: frozenset = frozenset({"aten.arange", "aten.range", "aten.pow"})
+    # equal scalar operands of one type share one device buffer, so one graph parameter: the
+    # size of PyTorch/XLA's scalar data cache (scalar_data.py; 0: every scalar its own input)
+    scalar_cache: int = 0
 
     def scalar_is_constant(self, value) -> bool:
         """Is this Python number baked into the graph (True) or passed as device data (False)?"""
@@ -83,6 +86,7 @@ XLA = Profile(
     scalars_are_data=True,
     special_scalars=frozenset({0.0, 1.0, -1.0}),
     reads_keep_graph=True,
+    scalar_cache=128,
     description="PyTorch/XLA: Python scalars are device data except 0, 1 and -1",
 )
 

@@ -32,6 +32,7 @@ from .metrics import MetricsMixin
 from .modes import _Dispatch, _Functions
 from .ops import OP, S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .profiles import get_profile
+from .scalar_data import ScalarData, data_type
 from .shapes import NO_COMPUTE, run_shapes_only
 from .training import LoaderTags, TrainingMarks
 
@@ -48,6 +49,18 @@ def _in_dtype(v: float, dtype) -> float:
         return torch.tensor(v, dtype=dtype).item()
     except (OverflowError, RuntimeError):
         return v
+
+
+def _first_dtype(args, kwargs):
+    """The dtype of an op's first tensor operand (in a tensor list too), or None."""
+    for v in (*args, *kwargs.values()):
+        if isinstance(v, torch.Tensor):
+            return v.dtype
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                if isinstance(x, torch.Tensor):
+                    return x.dtype
+    return None
 
 
 class ExecutionNotAllowed(RuntimeError):
@@ -94,6 +107,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
 
     def __init__(self, profile="hpu", max_steps=None, scalars=None, compute=True):
         self.profile = get_profile(profile, scalars)
+        self.scalar_data = ScalarData(self.profile.scalar_cache)  # Python scalars as device data
         self.compute = compute  # False: device ops give their results' layout only (shapes.py)
         self.fake_device = torch.device(self.profile.device_type, 0)
         self.max_steps = max_steps
@@ -294,12 +308,16 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
             if self.profile.scalar_is_constant(value):
                 consts.append(("cpu-scalar", value))
                 return
-            inputs.append(Data((), t.dtype, scalar=True))
+            if self.scalar_data.size:  # the same cache as Python scalars (GetIrValueForTensor)
+                inputs.append(self.scalar_data.get(value, t.dtype))
+            else:
+                inputs.append(Data((), t.dtype, scalar=True))
             consts.append(SCALAR)
             return
         inputs.append(Data(tuple(t.shape), t.dtype, name=_name_in(frame, t) if frame else None))
 
-    def _scalar(self, v, inputs, consts, constant=False, dtype=None):
+    def _scalar(self, v, inputs, consts, constant=False, dtype=None, data_dtype=None):
+        given = v
         if dtype is not None and type(v) is float:
             # the engine takes the value in the op's type before IsSpecialScalar: 1 - 4e-10 is
             # 1.0 in float32, a constant (measured on torch_xla 2.9; not for the _foreach_ ops)
@@ -307,11 +325,12 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         if constant or v is None or self.profile.scalar_is_constant(v):
             consts.append(v)
         else:
-            # the engine converts the value to the op's type: 2 and 2.0 are the same data
-            kind = "scalar"
+            # the engine converts the value to the op's type: 2 and 2.0 are the same data, and
+            # equal values of one type are one buffer, one graph input (scalar_data.py)
             if self.profile.typed_scalars:  # torch._lazy: an int is Long data, a float Double
-                kind = "scalar-" + ("float" if isinstance(v, float) else "int")
-            inputs.append(Data((), kind, scalar=True))
+                inputs.append(Data((), "scalar-" + ("float" if isinstance(v, float) else "int"), scalar=True))
+            else:
+                inputs.append(self.scalar_data.get(given, data_dtype))
             consts.append(SCALAR)
 
     def _operands(self, info, args, kwargs, frame):
@@ -321,6 +340,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
         fixed = info.name.rpartition(".")[0] in self.profile.constant_scalar_ops
         dtype = None  # the first tensor operand's floating type: scalars are taken in it
         rounds = not info.name.startswith("aten._foreach_")
+        sdtype = data_type(info.name, _first_dtype(args, kwargs))  # the type scalars are data in
         for i, (name, kind, default) in enumerate(info.args):
             if i < nargs:
                 v = args[i]
@@ -338,7 +358,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 elif v is None:
                     consts.append(None)
                 else:  # a Python number where a tensor goes: a "wrapped number"
-                    self._scalar(v, inputs, consts, dtype=dtype)
+                    self._scalar(v, inputs, consts, dtype=dtype, data_dtype=sdtype)
             elif kind == TL:
                 marks = []
                 for x in v:
@@ -349,7 +369,7 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                         marks.append(_canon(x))
                 consts.append(tuple(marks))
             elif kind == S:
-                self._scalar(v, inputs, consts, fixed, dtype)
+                self._scalar(v, inputs, consts, fixed, dtype, sdtype)
             else:
                 consts.append(_canon(v))
         return tuple(inputs), tuple(consts)
@@ -619,8 +639,12 @@ class SimDevice(TrainingMarks, LoaderTags, MetricsMixin):
                 continue
             b = h.base
             if b is not None:
-                if b.alive():  # the base carries the data; the view is recomputed from it
+                if b.alive():
+                    # the base and the view are both live tensors: both are computed (the view
+                    # is recomputed from the base only once the base changes again; measured
+                    # on torch_xla 2.9: a slice read after the step runs no graph)
                     roots_h[b] = None
+                    roots_h[h] = None
                     continue
                 # the view outlives its base: from now on it is a tensor of its own
                 self.current(h)

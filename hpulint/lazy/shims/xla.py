@@ -17,6 +17,8 @@ The list comes from torch_xla's public modules and from what its ``examples/`` a
   in its text format (the simulated device has no times: durations print as zero).
 
 * ``distributed.spmd`` on one device: annotations accepted, nothing sharded (xla_spmd.py).
+* ``all_reduce``, ``all_gather``, ``rendezvous``, ``mesh_reduce``, ``save`` on one replica: the
+  device work PyTorch/XLA does for them (xla_collectives.py).
 
 Anything else under ``torch_xla`` is named as not stood in (SPMD over several devices, FSDP,
 Pallas kernels, scan, collectives across devices, the ``_XLAC`` internals beyond the few listed here).
@@ -36,6 +38,7 @@ import torch
 from ..frames import user_frame
 from ..metrics import format_report
 from .base import NotStoodIn, to_device
+from .xla_collectives import build_collectives
 
 VERSION = "2.9.0+hpulint"
 
@@ -205,16 +208,6 @@ def _xla_model(reg, state, backend):
     def add_step_closure(closure, args=(), run_async=False):
         state.closures.append(functools.partial(closure, *args))
 
-    def all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
-        # one replica: the reduction is the identity; the scale is applied like the real op does
-        if isinstance(inputs, torch.Tensor):
-            return inputs * scale if scale != 1.0 else inputs.clone()
-        if scale != 1.0:
-            with torch.no_grad():
-                for t in inputs:
-                    t.mul_(scale)
-        return inputs
-
     def collective_broadcast(tensors, root_ordinal=0, groups=None, pin_layout=True):
         # xla_model.py: every replica multiplies by 1 (the root) or 0, then all-reduces
         with torch.no_grad():
@@ -227,9 +220,6 @@ def _xla_model(reg, state, backend):
 
     def master_print(*args, fd=sys.stdout, finalizer=None):
         print(*args, file=fd)
-
-    def save(data, file_or_path, master_only=True, global_master=False):
-        torch.save(_to_cpu(data), file_or_path)
 
     xm.xla_device = lambda n=None, devkind=None: backend.torch_device(n)
     xm.get_xla_supported_devices = lambda devkind=None, max_devices=None: ["xla:0"]
@@ -244,33 +234,19 @@ def _xla_model(reg, state, backend):
     xm.wait_device_ops = lambda devices=[]: None  # noqa: B006
     xm.optimizer_step = optimizer_step
     xm.reduce_gradients = lambda optimizer, groups=None, pin_layout=True: None
-    xm.all_reduce = all_reduce
-    xm.all_gather = lambda value, dim=0, groups=None, output=None, pin_layout=True: value
     xm.collective_broadcast = collective_broadcast
     xm.broadcast_master_param = broadcast_master_param
-    xm.mesh_reduce = lambda tag, data, reduce_fn: reduce_fn([data])
-    xm.rendezvous = lambda tag, payload=b"", replicas=[]: [payload]  # noqa: B006
     xm.add_step_closure = add_step_closure
     xm.RateTracker = RateTracker
-    xm.save = save
     xm.set_rng_state = lambda seed, device=None: torch.manual_seed(seed)
     xm.get_rng_state = lambda device=None: torch.initial_seed()
     xm.get_memory_info = lambda device=None: {"bytes_used": 0, "bytes_limit": 0,
                                                "peak_bytes_used": 0}
     xm.send_cpu_data_to_device = lambda data, device, *a, **k: _send(state, data, device)
+    build_collectives(xm, state, backend)  # all_reduce, all_gather, rendezvous, mesh_reduce, save
     for i, name in enumerate(("REDUCE_SUM", "REDUCE_MUL", "REDUCE_AND", "REDUCE_OR", "REDUCE_MIN",
                               "REDUCE_MAX")):
         setattr(xm, name, name[7:].lower())
-
-
-def _to_cpu(data):
-    if isinstance(data, torch.Tensor):
-        return data.cpu()
-    if isinstance(data, (list, tuple)):
-        return type(data)(_to_cpu(x) for x in data)
-    if isinstance(data, dict):
-        return type(data)((k, _to_cpu(v)) for k, v in data.items())
-    return data
 
 
 # -- torch_xla.runtime ------------------------------------------------------------------------
