@@ -154,6 +154,17 @@ CASES = {
         """,
         [],
     ),
+    "a number returned by a helper of an inference loop is a reading, not an output": (
+        """
+        def score(out):
+            return out.max().item()
+
+        def evaluate(model, loader):
+            for x in loader:
+                print(score(model(x)))
+        """,
+        ["HPU005@7"],
+    ),
     "the converter called from a training loop is reported": (
         """
         def to_numpy(t):

@@ -11,8 +11,8 @@ output. Such a copy is recognised by where its value goes, read from the code th
   or a `yield`;
 - into names whose every later use in the pass is such a call, or a `for` loop over them whose
   body only builds host records (no `if`/`while` on what it reads);
-- returned by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference loops
-  reach.
+- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
+  loops reach (a returned `.item()` is a reading the caller uses, not an output).
 
 Anything else keeps the copy a per-step cost: a value that goes back to the device, into a
 condition, a print or a log, a running sum, or a collection the code could have kept on the device
@@ -167,7 +167,19 @@ def is_loop_output(an, here, node: cst.CSTNode) -> bool:
     fn = here.function
     if fn.kind != "function" or an.facts is None or an.facts.ask(("trains", fn.fid)):
         return False
-    return _Flow(an, fn.node).value_use(node) in ("output", "return")
+    use = _Flow(an, fn.node).value_use(node)
+    # a converter hands back a whole array; a returned `.item()` is a reading its caller uses
+    return use == "output" or (use == "return" and _is_bulk(an, node))
+
+
+def _is_bulk(an, node: cst.CSTNode) -> bool:
+    """A copy of a whole tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`, `np.array(t)`),
+    not the read of one number."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in ("cpu", "numpy", "tolist", "to")
+    return (an.qualname(node.func) or "") in ("numpy.array", "numpy.asarray", "torch.tensor", "torch.as_tensor")
 
 
 def reached_by_training(linked, fid: str) -> bool:
