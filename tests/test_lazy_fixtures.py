@@ -85,6 +85,7 @@ FIXED_AT = {
     "HPU004": "for step in range(10):",
     "HPU005": "loss.item()",
     "HPU001/good_setup_loop.py": "positions[i] =",
+    "HPU005/good_predictions_copied_once.py": "preds.append(out.argmax(1))",
     "HPU003/good_cat_fixed_loop_in_forward.py": "features = torch.cat(",
     "HPU006/good_where_select_in_forward.py": "torch.where(mask, tmp, 0)",
     "HPU006/good_ignore_index_loss.py": "ignore_index=pad",
@@ -247,6 +248,8 @@ LTC_DIFFERENCES = {
     "HPU004/good_mark_step.py": {"deferred_upload"},
     "HPU005/bad_item_every_step.py": {"deferred_upload"},
     "HPU005/good_item_when_logging.py": {"deferred_upload"},
+    "HPU005/bad_predictions_copied_every_batch.py": {"cpu_fallback"},  # argmax
+    "HPU005/good_predictions_copied_once.py": {"cpu_fallback"},  # argmax
     "HPU006/bad_masked_loss.py": {"deferred_upload", "cpu_fallback"},
     "HPU006/bad_where_index_in_forward.py": {"deferred_upload", "cpu_fallback"},
     "HPU006/good_ignore_index_loss.py": {"deferred_upload"},

@@ -215,6 +215,13 @@ class Analysis(Walker):
         """An argparse option of the project that is False unless given (`action="store_true"`)."""
         return bool(self.facts.ask(("off-flag", name)))
 
+    def loop_output(self, here: Here, node) -> bool:
+        """The host copy at ``node`` is what a loop that does not train produces (an image
+        written out, tokens streamed, detections unpacked for a scorer): see analysis.outputs."""
+        from hpulint.analysis.outputs import is_loop_output
+
+        return is_loop_output(self, here, node)
+
     def loop_training(self, loop: Loop) -> dict:
         """backward(), optimizer steps and markers of a loop with its nested loops and callees."""
         return self.facts.ask(("train", loop.scope.fid, loop.index))

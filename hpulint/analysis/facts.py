@@ -83,6 +83,10 @@ def answer_for(linked, key: tuple):
         return p.counter_attr(key[1], key[2])
     if kind == "train":
         return linked.training_facts(key[1], key[2])
+    if kind == "trains":  # a training step may run this function (see analysis.outputs)
+        from hpulint.analysis.outputs import reached_by_training
+
+        return reached_by_training(linked, key[1])
     raise KeyError(f"unknown question {key!r}")
 
 

@@ -226,11 +226,19 @@ class Linked:
         hot = dict(seeds)
         loops: dict = {}
         multi: set = set()
+        # what forward() or a step hook calls runs inside that one step, whatever else is known:
+        # its loops (attention tiles, layers) are unrolled into the step's graph, not steps
+        inside, todo = set(), list(seeds)
+        while todo:
+            fid = todo.pop()
+            if fid not in inside:
+                inside.add(fid)
+                todo += [c for _, cls, *_ in self.sites.get(fid, ()) if cls is not None for c in cls[1:2] if c]
         for _ in range(MAX_ROUNDS):
-            new_loops = {}
+            new_loops, within = {}, inside.union(hot)
             for fid, (_, f) in p.functions.items():
                 for i in range(len(f["loops"])):
-                    reason = self._loop_reason(fid, i, f, hot, new_loops, multi)
+                    reason = self._loop_reason(fid, i, f, within, new_loops, multi)
                     if reason is not None:
                         new_loops[(fid, i)] = reason
             multi = self._multi_step(new_loops)

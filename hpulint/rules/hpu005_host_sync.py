@@ -132,6 +132,8 @@ class HostSyncEveryStep(Rule):
             if an.log_guarded(here) or an.device_excluded(here):
                 return None
             why = an.hot_reason(here)
+            if why is not None and an.loop_output(here, node):
+                return None  # the copy is what an inference loop produces (written, shown, streamed)
             if why is None and an.target_of(here.function) is not None:
                 # an iterative loop on a lazy device (x = f(x) each pass) without a model call
                 carried = next((lp for lp in loops if any(an.is_device_tensor(v) for v in lp.carried_vals)), None)

@@ -1,0 +1,226 @@
+"""Host copies that are what an inference loop produces, not a per-step cost a user can remove.
+
+A loop that does not train (no backward(), no optimizer step in it, its nested loops or its
+callees) and whose passes each produce something for the world outside the program (an image
+written to a file or shown on screen, tokens handed to a streamer, detections unpacked into the
+rows a scorer reads) must copy that product to the host once per pass: the copy *is* the loop's
+output. Such a copy is recognised by where its value goes, read from the code that follows it:
+
+- straight into an output call: a file or array write (`np.save`, `img.save`, `f.write`,
+  `json.dump`), a display (`st.image`, `plt.imshow`, `ax.hist`), a streamer or queue (`put`),
+  or a `yield`;
+- into names whose every later use in the pass is such a call, or a `for` loop over them whose
+  body only builds host records (no `if`/`while` on what it reads);
+- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
+  loops reach (a returned `.item()` is a reading the caller uses, not an output).
+
+Anything else keeps the copy a per-step cost: a value that goes back to the device, into a
+condition, a print or a log, a running sum, or a collection the code could have kept on the device
+and copied once after the loop (`np.append(preds, logits.cpu().numpy())`). A copy in a loop that
+trains is never exempt.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.syntax import last_name
+
+# calls that send a host value out of the program: files and arrays, screens, streams
+OUTPUT_CALLS = frozenset({
+    "save", "savez", "savez_compressed", "savetxt", "tofile", "imwrite", "imsave", "write",
+    "writelines", "dump", "put", "put_nowait", "image", "imshow", "hist", "pyplot", "savefig",
+})
+# host wrappers a copied value can pass through on its way to an output: element-wise Python
+# iteration helpers, an image built from an array (`Image.fromarray(a).save(path)`), NumPy casts
+_TRANSPARENT_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "reversed", "fromarray"})
+_NUMPY_PREFIXES = ("numpy.", "np.")
+# methods that put a host value back on the device
+_TO_DEVICE = frozenset({"to", "cuda", "hpu", "xla"})
+
+
+def _parents(root: cst.CSTNode) -> dict:
+    out: dict = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.children:
+            out[id(child)] = node
+            stack.append(child)
+    return out
+
+
+class _Flow:
+    """Follows a copied value forward inside ``container`` (a step loop or a function)."""
+
+    def __init__(self, an, container: cst.CSTNode) -> None:
+        self.an = an
+        self.container = container
+        self.parents = _parents(container)
+        self.order = {}
+        for i, node in enumerate(_preorder(container)):
+            self.order[id(node)] = i
+
+    def value_use(self, node: cst.CSTNode, depth: int = 0) -> Optional[str]:
+        """Where the value of ``node`` ends up: "output", "return", or None (anything else)."""
+        cur = node
+        while True:
+            parent = self.parents.get(id(cur))
+            if parent is None:
+                return None
+            if isinstance(parent, cst.Attribute) and parent.value is cur:
+                call = self.parents.get(id(parent))
+                if not (isinstance(call, cst.Call) and call.func is parent):
+                    cur = parent  # `x.numpy().T`: still the host copy
+                    continue
+                if parent.attr.value in _TO_DEVICE:
+                    return None  # back to the device: a round trip
+                if parent.attr.value in OUTPUT_CALLS:
+                    return "output"  # `arr.tofile(f)`
+                cur = call  # a host method on the copy (`.numpy()`, `.transpose(...)`)
+                continue
+            if isinstance(parent, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation,
+                                   cst.List, cst.Tuple, cst.Element, cst.StarredElement,
+                                   cst.ListComp, cst.GeneratorExp, cst.SubscriptElement, cst.Index)):
+                if isinstance(parent, cst.Subscript) and parent.value is not cur:
+                    return None  # used as an index: a host index into something
+                cur = parent
+                continue
+            if isinstance(parent, cst.Arg):
+                call = self.parents.get(id(parent))
+                if not isinstance(call, cst.Call):
+                    return None
+                name = last_name(call.func) or ""
+                qn = self.an.qualname(call.func) or ""
+                if name in OUTPUT_CALLS:
+                    return "output"
+                if name in _TRANSPARENT_CALLS or (qn.startswith(_NUMPY_PREFIXES) and name.startswith(("float", "int", "uint"))):
+                    cur = call
+                    continue
+                return None
+            if isinstance(parent, cst.Yield):
+                return "output"
+            if isinstance(parent, cst.Return):
+                return "return"
+            if isinstance(parent, cst.Assign) and parent.value is cur:
+                names = [n for t in parent.targets for n in _target_names(t.target)]
+                if not names or depth > 2:
+                    return None
+                return self.names_use(names, parent, depth + 1)
+            if isinstance(parent, cst.For) and parent.iter is cur:
+                return "output" if _builds_records(parent) else None
+            return None
+
+    def names_use(self, names: list, after: cst.CSTNode, depth: int) -> Optional[str]:
+        """Every later read of ``names`` in the container goes out (None when one does not, or
+        when there is none)."""
+        start = self.order.get(id(after), -1)
+        uses = [n for n in _preorder(self.container)
+                if isinstance(n, cst.Name) and n.value in names and self.order.get(id(n), -1) > start
+                and not self._is_store(n)]
+        if not uses:
+            return None
+        kinds = {self.value_use(n, depth) for n in uses}
+        return "output" if kinds == {"output"} else None
+
+    def _is_store(self, name: cst.Name) -> bool:
+        """A name being assigned (`a, b = ...`, `for a in ...`), not read."""
+        cur, parent = name, self.parents.get(id(name))
+        while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+            cur, parent = parent, self.parents.get(id(parent))
+        return isinstance(parent, (cst.AssignTarget, cst.Param, cst.AsName)) or (
+            isinstance(parent, (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign)) and parent.target is cur)
+
+
+def _preorder(root: cst.CSTNode):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _target_names(target: cst.BaseExpression) -> list:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    return []
+
+
+def _builds_records(loop: cst.For) -> bool:
+    """A `for` over host values whose body only stores what it reads (no test on it)."""
+    return not any(isinstance(n, (cst.If, cst.While, cst.Assert, cst.IfExp, cst.Break, cst.Return))
+                   for n in _preorder(loop.body))
+
+
+def is_loop_output(an, here, node: cst.CSTNode) -> bool:
+    """The host copy at ``node`` (after bind) is the product of a loop that does not train:
+    see the module docstring."""
+    step = next((lp for lp in here.loop.chain() if lp.is_step_loop), None) if here.loop is not None else None
+    if step is not None:
+        training = an.loop_training(step)
+        if training["backward"] or training["opt_step"]:
+            return False
+        return _Flow(an, step.node).value_use(node) == "output"
+    fn = here.function
+    if fn.kind != "function" or an.facts is None or an.facts.ask(("trains", fn.fid)):
+        return False
+    use = _Flow(an, fn.node).value_use(node)
+    # a converter hands back a whole array; a returned `.item()` is a reading its caller uses
+    return use == "output" or (use == "return" and _is_bulk(an, node))
+
+
+def _is_bulk(an, node: cst.CSTNode) -> bool:
+    """A copy of a whole tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`, `np.array(t)`),
+    not the read of one number."""
+    if not isinstance(node, cst.Call):
+        return False
+    if isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in ("cpu", "numpy", "tolist", "to")
+    return (an.qualname(node.func) or "") in ("numpy.array", "numpy.asarray", "torch.tensor", "torch.as_tensor")
+
+
+def reached_by_training(linked, fid: str) -> bool:
+    """Whether ``fid`` runs in a step that trains, or may: it is a per-step hook or forward()
+    (which training runs too), some step loop that trains calls it (directly or through hot
+    functions), or it is hot through a path this does not follow (a callback)."""
+    callers: dict = {}
+    for g, sites in linked.sites.items():
+        for loop, cls, *_rest in sites:
+            guarded = _rest[-1]
+            if cls is not None and cls[1] is not None and not guarded:
+                callers.setdefault(cls[1], []).append((g, loop))
+    seen, todo = set(), [fid]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        why = linked.hot.get(f) or ""
+        if f != fid and not why:
+            continue  # a caller that does not run every step
+        if why and not why.startswith("called from"):
+            return True  # forward(), a hook: training runs it too
+        direct = callers.get(f, [])
+        if not direct and why:
+            return True  # hot through a callback or another path not followed here
+        for g, loop in direct:
+            step = _step_loop_around(linked, g, loop)
+            if step is None:
+                todo.append(g)
+                continue
+            facts = linked.training_facts(g, step)
+            if facts["backward"] or facts["opt_step"]:
+                return True
+    return False
+
+
+def _step_loop_around(linked, fid: str, loop: int) -> Optional[int]:
+    loops = linked.project.functions[fid][1]["loops"]
+    while loop is not None and loop >= 0:
+        if (fid, loop) in linked.step_loops:
+            return loop
+        loop = loops[loop]["parent"]
+    return None
