@@ -16,8 +16,6 @@ that have something to report.
 """
 from __future__ import annotations
 
-import dataclasses
-import re
 import tokenize
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -30,6 +28,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from hpulint.analysis import Analysis, analysis_handlers
 from hpulint.analysis.facts import FileFacts
 from hpulint.analysis.summary import summarize
+from hpulint.analysis.syntax import child_fields
 from hpulint.config import Config
 from hpulint.model import FileError, Finding
 from hpulint.rules import ALL_RULES
@@ -226,7 +225,7 @@ def _finish(state: FileState, linked, keep_tree: bool) -> FileResult:
     result.records = facts.records()
     if not raw and not ctx.crashes:
         return result
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = _positions(module)
     if keep_tree:
         result.positions = positions
     path = state.path
@@ -250,6 +249,13 @@ def _finish(state: FileState, linked, keep_tree: bool) -> FileResult:
         )
     result.findings.sort(key=lambda f: (f.line, f.col, f.code))
     return result
+
+
+def _positions(module: cst.Module):
+    """node -> CodeRange for every node: libcst's PositionProvider on its own. (Through
+    ``MetadataWrapper.resolve`` it also costs an empty visit of the whole tree, for the batchable
+    providers, of which there are none here: that visit was half of the cost.)"""
+    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
 
 
 def link(summaries: list, config: Config):
@@ -377,21 +383,6 @@ def _only_in_lazy_mode(an: Analysis, fn, inner):
 
 # --- the walk --------------------------------------------------------------------------------
 
-_SKIP = re.compile(
-    r"whitespace|^lpar$|^rpar$|comma|semicolon|leading_lines|lines_after_decorators|^header$|"
-    r"^footer$|^operator$|^equal$|^dot$|^colon$|bracket|brace|^star$|^asynchronous$|^relative$|"
-    r"^first_colon$|^second_colon$|^indent$|^encoding$|^default_"
-)
-_CHILD_FIELDS: dict = {}
-
-
-def _child_fields(tp) -> tuple:
-    names = _CHILD_FIELDS.get(tp)
-    if names is None:
-        names = tuple(f.name for f in dataclasses.fields(tp) if not _SKIP.search(f.name))
-        _CHILD_FIELDS[tp] = names
-    return names
-
 
 def _dispatch_tables(ctx: _FileContext) -> tuple:
     enter: dict = {}
@@ -407,12 +398,23 @@ def _dispatch_tables(ctx: _FileContext) -> tuple:
     return enter, leave
 
 
+_KINDS: dict = {}  # class -> 1 a libcst node, 2 a list or tuple, 0 anything else
+
+
+def _kind(cls) -> int:
+    kind = 1 if issubclass(cls, cst.CSTNode) else 2 if cls in (list, tuple) else 0
+    _KINDS[cls] = kind
+    return kind
+
+
 def _walk(module: cst.Module, ctx: _FileContext) -> None:
+    """Depth first, in field order; a node type with no leave handler gets no leave marker, and
+    what a node type needs (handlers, fields to descend) is looked up once per file."""
     an = ctx.analysis
     enter_tbl, leave_tbl = _dispatch_tables(ctx)
     an_enter, an_leave = analysis_handlers()
-    fields_of = _CHILD_FIELDS
-    node_type = cst.CSTNode
+    plans: dict = {}
+    kinds = _KINDS
     LEAVE = object()
     stack: list = [module]
     push = stack.append
@@ -430,22 +432,28 @@ def _walk(module: cst.Module, ctx: _FileContext) -> None:
                 handler(an, node)
             continue
         tp = type(node)
-        handler = an_enter.get(tp)
+        plan = plans.get(tp)
+        if plan is None:
+            plan = plans[tp] = (an_enter.get(tp), enter_tbl.get(tp), tp in leave_tbl or tp in an_leave,
+                                tuple(reversed(child_fields(tp))))
+        handler, cbs, leaves, names = plan
         if handler is not None:
             handler(an, node)
-        cbs = enter_tbl.get(tp)
         if cbs:
             _call(cbs, node, ctx)
-        push(node)
-        push(LEAVE)
-        names = fields_of.get(tp) or _child_fields(tp)
-        for name in reversed(names):
+        if leaves:
+            push(node)
+            push(LEAVE)
+        for name in names:
             value = getattr(node, name)
-            if isinstance(value, node_type):
+            kind = kinds.get(value.__class__)
+            if kind is None:
+                kind = _kind(value.__class__)
+            if kind == 1:
                 push(value)
-            elif value.__class__ in (list, tuple):
+            elif kind == 2:
                 for child in reversed(value):
-                    if isinstance(child, node_type):
+                    if (kinds.get(child.__class__) or _kind(child.__class__)) == 1:
                         push(child)
 
 

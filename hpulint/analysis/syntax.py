@@ -35,6 +35,37 @@ def last_name(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
+# the fields of a node that can hold code: not whitespace, punctuation or comments
+_NOT_CODE = re.compile(
+    r"whitespace|^lpar$|^rpar$|comma|semicolon|leading_lines|lines_after_decorators|^header$|"
+    r"^footer$|^operator$|^equal$|^dot$|^colon$|bracket|brace|^star$|^asynchronous$|^relative$|"
+    r"^first_colon$|^second_colon$|^indent$|^encoding$|^default_"
+)
+CHILD_FIELDS: dict = {}  # node type -> its fields that can hold code
+
+
+def child_fields(tp) -> tuple:
+    names = CHILD_FIELDS.get(tp)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(tp) if not _NOT_CODE.search(f.name))
+        CHILD_FIELDS[tp] = names
+    return names
+
+
+def child_nodes(node: cst.CSTNode) -> list:
+    """The node's children that can hold code, in field order: a cheap ``node.children`` for
+    searches (libcst's builds a copy of the node, and includes whitespace and punctuation)."""
+    out = []
+    tp = type(node)
+    for name in CHILD_FIELDS.get(tp) or child_fields(tp):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif value.__class__ in (list, tuple):
+            out += [c for c in value if isinstance(c, cst.CSTNode)]
+    return out
+
+
 _EXPR_FIELDS: dict = {}
 _SKIP_FIELD = re.compile(r"whitespace|^lpar$|^rpar$|comma|^operator$|^equal$|^dot$|^colon$|bracket|brace|^star$")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code
+from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compiled_region import _bounded, bounded_iter, counters_here, is_compile_call, names_in, recompile_limit
 
@@ -41,7 +41,7 @@ class ModuleAttributeRecompile(Rule):
         self.made: list = []  # (class name, Call, {arg position or keyword: varying counter})
         self.per_instance: list = []  # (class name or value, how, classes the loop's iterable builds)
         self.limit = recompile_limit(ctx.source)
-        self.built: dict = {}  # name -> names called in the expression last assigned to it
+        self.built: dict = {}  # name -> the expression last assigned to it
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -68,7 +68,7 @@ class ModuleAttributeRecompile(Rule):
         an = self.an
         for t in node.targets:
             if isinstance(t.target, cst.Name):
-                self.built[t.target.value] = _called_names(node.value)
+                self.built[t.target.value] = node.value
         cls = an.current_class
         if cls is None or an.function.name != "__init__":
             return
@@ -121,7 +121,8 @@ class ModuleAttributeRecompile(Rule):
             return set()
         out = _called_names(loop.node.iter)
         for n in names_in(loop.node.iter):
-            out |= self.built.get(n, set())
+            if n in self.built:
+                out |= _called_names(self.built[n])
         return out
 
     def _varying_names(self) -> set:
@@ -179,6 +180,5 @@ def _called_names(node: cst.CSTNode) -> set:
         n = stack.pop()
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
             out.add(n.func.value)
-        for child in n.children:
-            stack.append(child)
+        stack += child_nodes(n)
     return out
