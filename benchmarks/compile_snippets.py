@@ -73,7 +73,8 @@ def measure(truth: dict) -> dict:
         breaks = {ln: ln in lines for ln in row["break_lines"]}
         recompiling = None
         defs = sorted(set(row["recompile_def_lines"]) | set(row["fallback_def_lines"]))
-        if not row["safe"] and (row["recompiles"] or row["fallbacks"]) and not row["break_lines"] and defs:
+        # defs is empty when the function that recompiled is torch's own (nn.Sequential.forward)
+        if not row["safe"] and (row["recompiles"] or row["fallbacks"]) and not row["break_lines"]:
             spans = function_spans(path)
             inside = any(spans.get(d, (d, d))[0] <= ln <= spans.get(d, (d, d))[1] for d in defs for ln in lines)
             recompiling = bool(lines & set(row["recompile_lines"])) or inside or \
