@@ -28,8 +28,8 @@ MESSAGE = (
 
 
 SET = (
-    "`{target}` sets an int attribute that {cls}.forward() reads as `self.{attr}`, and it changes "
-    "from one call of the compiled `{compiled}` to the next ({how}): torch.compile treats int "
+    "The compiled `{compiled}` runs {cls}.forward(), which reads `self.{attr}`, and `{target} = {value}` "
+    "in the loop sets it to an int that changes between its calls ({how}): torch.compile treats int "
     "attributes of an nn.Module as static (a guard on the value, never made dynamic), so "
     "{values}. Keep the value in a tensor buffer, or pass it as an argument (an int argument is "
     "made dynamic after one recompile)"
@@ -55,7 +55,7 @@ class ModuleAttributeRecompile(Rule):
         self.built: dict = {}  # name -> names called in the expression last assigned to it
         self.sets: list = []  # (Assign, instance name, attr, loop, counters): `net.depth = epoch + 1` in a loop
         self.compiled_of: dict = {}  # name called -> the instance it compiles (`cnet = torch.compile(net)`)
-        self.loop_calls: list = []  # (callee code, loop)
+        self.loop_calls: list = []  # (callee code, loop, call)
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -114,7 +114,7 @@ class ModuleAttributeRecompile(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         if an.loop is not None and isinstance(node.func, (cst.Name, cst.Attribute)):
-            self.loop_calls.append((code(node.func), an.loop))
+            self.loop_calls.append((code(node.func), an.loop, node))
         if is_compile_call(an, node) and node.args and isinstance(node.args[0].value, cst.Name):
             name = bound_name(an, node)
             if name is not None:
@@ -209,10 +209,9 @@ class ModuleAttributeRecompile(Rule):
             cls = next((c for c in sorted(self.built.get(inst, ())) if (c, attr) in self.reads), None)
             if cls is None:
                 continue
-            compiled = sorted(c for c, target in self.compiled_of.items() if target == inst
-                              and any(callee == c and any(lp is loop for lp in where.chain())
-                                      for callee, where in self.loop_calls))
-            if not compiled:
+            calls = [(callee, call) for callee, where, call in self.loop_calls
+                     if self.compiled_of.get(callee) == inst and any(lp is loop for lp in where.chain())]
+            if not calls:
                 continue
             used = {n for n in names_in(node.value) if n in counters}
             n = counter_values(counters, used)
@@ -228,8 +227,10 @@ class ModuleAttributeRecompile(Rule):
                  "for the rest of the run (eager fallback)")
             if n is not None:
                 values = "it takes " + values
-            self.report(node, SET.format(target=f"{inst}.{attr}", cls=cls, attr=attr, compiled=compiled[0],
-                                         how=how, values=values))
+            # at the call: the guard itself may fail inside torch (`self.blocks[: self.depth]`)
+            self.report(calls[0][1], SET.format(target=f"{inst}.{attr}", value=code(node.value), cls=cls, attr=attr,
+                                                compiled=calls[0][0],
+                                                how=how, values=values))
 
 
 def _int_of(expr: cst.BaseExpression, counters: dict) -> bool:
