@@ -32,7 +32,7 @@ ASSERT_FIX = ("Dynamo traces an `assert` on one tensor as an assertion in the gr
 class BranchOnTensorBreaksGraph(Rule):
     code = "HPU013"
     name = "branch-on-tensor-breaks-graph"
-    summary = "if/while/conditional expression on a tensor inside a torch.compile'd function (graph break)"
+    summary = "if/while/conditional expression or assert not on a tensor inside a torch.compile'd function (graph break)"
     triggers = ("if ", "while ", "assert ")
 
     def visit_If(self, node: cst.If) -> None:

@@ -36,7 +36,8 @@ FIX_STATIC = ("Use `torch._dynamo.maybe_mark_dynamic(x, dim)` instead (the size 
 class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
-    summary = "dynamic=False / mark_static on a compiled function fed sizes that change every call"
+    summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
+               "more listed values, or grow through its own output fed back")
     triggers = ("dynamic=False", "mark_static")
     fix_safety = "safe or unsafe"
 

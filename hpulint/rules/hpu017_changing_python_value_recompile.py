@@ -60,7 +60,7 @@ class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
-               "dict entry or list that changes (recompile per call)")
+               "dict entry or list that changes, or cycled over 3 or more strings or Enum members (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
