@@ -168,7 +168,8 @@ def test_openxla_compiled_step_needs_no_mark_step():
         for step in range(10):
             step_fn(torch.randn(8, 4, device=device))
         """
-    assert found(src.replace("{call}", 'step_fn = torch.compile(train_step, backend="openxla")')) == []
+    # no mark_step needed (HPU004 quiet); Dynamo does not trace the backward pass (HPU012)
+    assert found(src.replace("{call}", 'step_fn = torch.compile(train_step, backend="openxla")')) == [("HPU012", 12)]
     assert "HPU004" in {c for c, _ in found(src.replace("{call}", "step_fn = train_step"))}
 
 
@@ -224,7 +225,8 @@ def test_compiled_region_across_files(tmp_path, capsys):
 
 @pytest.mark.parametrize("loop, expected", [
     ("for length in range(4, 40):", [("HPU015", 4)]),
-    ("for length in (16, 32, 64):", []),  # a few bucket sizes: no storm
+    ("for length in (16, 32, 64):", [("HPU015", 4)]),  # three sizes: 3 graphs, 2 recompiles
+    ("for length in (32, 64):", []),  # two buckets: one recompile, what automatic dynamic costs too
 ])
 def test_dynamic_false_needs_sizes_that_keep_changing(loop, expected):
     assert found(f"""\
@@ -323,3 +325,90 @@ def test_dynamic_false_fix_is_safe_only_for_backends_that_compile_dynamic_shapes
     assert fix_source(hpu, "t.py", Config()).fixed == hpu  # unsafe: not applied by default
     forced = fix_source(hpu, "t.py", Config(), unsafe=True).fixed
     assert 'model = torch.compile(nn.Linear(8, 8), backend="hpu_backend")\n' in forced
+
+
+ASSERTS = """\
+import torch
+
+
+@torch.compile
+def check(x):
+    {}
+    return x * 2
+"""
+
+
+@pytest.mark.parametrize("form, expected", [
+    ("assert not torch.isnan(x.sum())", [("HPU013", 6)]),  # `not` jumps the other way: a break
+    ("assert x.sum() > 0 and x.dim() == 1", [("HPU013", 6)]),  # a tensor before the last operand
+    ("assert x.sum() > 0 or x.dim() == 1", [("HPU013", 6)]),
+    ("assert x.dim() == 1 and not torch.isnan(x).any()", [("HPU013", 6)]),
+    ("assert torch.isfinite(x).all(), 'inf'", []),  # one tensor test: traced as an assertion
+    ("assert ~torch.isnan(x.sum())", []),
+    ("assert x.dim() == 1 and x.sum() > 0", []),  # the tensor is the last operand
+    ("assert not x.dim() == 3", []),  # no tensor
+])
+def test_assert_forms_that_break_the_graph(form, expected):
+    assert found(ASSERTS.format(form)) == expected
+
+
+def test_assert_not_in_eager_code_is_quiet():
+    assert found("""\
+        import torch
+
+        x = torch.randn(4)
+        assert not torch.isnan(x).any()
+        """) == []
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("loss.backward()", [("HPU012", 9)]),
+    ("torch.autograd.grad(loss, list(model.parameters()))", [("HPU012", 9)]),
+    ("g = np.random.uniform(0.8, 1.2)", [("HPU012", 9)]),  # a Python float: read to the host
+    ("g = np.random.rand()", [("HPU012", 9)]),
+    ("g = np.random.permutation(4)", [("HPU012", 9)]),  # not in torch's NumPy
+    ("g = np.random.uniform(0.8, 1.2, size=4)", []),  # sized: a tensor in the graph
+    ("g = np.random.randn(4)", []),
+    ("np.random.seed(0)", []),
+    ("g = np.sqrt(2.0)", []),
+])
+def test_backward_and_numpy_random_in_a_compiled_function(line, expected):
+    assert found(f"""\
+        import numpy as np
+        import torch
+
+        model = torch.nn.Linear(4, 1)
+
+        @torch.compile
+        def step(x):
+            loss = model(x).pow(2).mean()
+            {line}
+            return loss
+        """) == expected
+
+
+def test_backward_message_names_the_fix():
+    [msg] = messages("""\
+        import torch
+
+        model = torch.nn.Linear(4, 1)
+
+        @torch.compile
+        def step(x):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            return loss
+        """, "HPU012")
+    assert "Dynamo does not trace a backward pass" in msg and "call `.backward()` in the eager code" in msg
+
+
+def test_backward_in_the_eager_loop_is_quiet():
+    assert found("""\
+        import numpy as np
+        import torch
+
+        model = torch.compile(torch.nn.Linear(4, 1))
+        for _ in range(3):
+            gain = np.random.uniform(0.8, 1.2)
+            model(torch.randn(8, 4) * gain).sum().backward()
+        """) == []

@@ -2,7 +2,7 @@
 tune them), against what real Dynamo did (truth.json): every look-alike stays clean, and at least
 90% of the lines where Dynamo breaks the graph get a compile-rule finding.
 
-On all the snippets (both sets, see the README there), graph breaks and recompiling functions
+On all the snippets (every set, see the README there), graph breaks and recompiling functions
 together: at least 90% found. benchmarks/compile_snippets.py prints each set's figures."""
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ FIXES = {
     "HPU009": "pass only tensors, as positional arguments, to a graph-wrapped module",
     "HPU010": "set the mode with FusedSDPA.apply's arguments, not the sdp_kernel context manager",
     "HPU011": "pass the number as a device tensor (torch.tensor(v, device=...)) so the graph does not bake it in",
-    "HPU012": "move the read out of the compiled function: return the tensor and read it in the eager "
-              "code, on logging steps only",
+    "HPU012": "move the read (or the backward() call) out of the compiled function: return the tensor "
+              "and read it in the eager code, on logging steps only",
     "HPU013": "keep the choice in the graph: torch.where(cond, a, b) or torch.cond",
     "HPU014": "keep shapes static (torch.where(mask, x, 0), weight by the mask), or set "
               "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
@@ -72,6 +72,10 @@ def classify(event, source: str) -> tuple:
     if event.kind == "graph break":
         if "item()" in text or "_local_scalar_dense" in text:
             return "HPU012", "reading a tensor's value on the host (.item()) ends the graph"
+        if "backward()" in text or "trace_autograd_ops" in text or "autograd.grad" in text:
+            return "HPU012", "a backward pass inside the compiled function is not traced: the graph ends there"
+        if "numpy function unsupported" in text:
+            return "HPU012", "a NumPy call torch's NumPy does not have ends the graph"
         if "data-dependent branching" in text or "generic_jump" in text or "jump with tensorvariable" in text:
             return "HPU013", "a branch on a tensor's value ends the graph"
         if "dynamic shape operator" in text or "nonzero" in text or "unique" in text or "masked_select" in text:

@@ -94,12 +94,21 @@ class LoopCalls(Rule):
         self.rebound: dict = {}  # id(loop) -> {name}: names re-assigned in the loop
         self.dynamic_marked: set = set()  # (id(loop), name) given to mark_dynamic in the loop
         self.calls: list = []  # (call node, callee code, loop, counters {name: Loop})
+        self.fed: dict = {}  # id(loop) -> {name: (callee, index)}: re-bound to a call's output
         self.limit = recompile_limit(ctx.source)
+        self.module = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
 
     def visit_Assign(self, node: cst.Assign) -> None:
         loop = self.an.loop
         if loop is None:
             return
+        from hpulint.rules.compile_feedback import fed_back
+
+        if len(node.targets) == 1:
+            fed_back(loop, node.value, node.targets[0].target, self.fed)
         for t in node.targets:
             if isinstance(t.target, cst.Name):
                 self.assigned.setdefault(id(loop), {})[t.target.value] = node.value
@@ -303,3 +312,43 @@ def bound_name(an, value: cst.BaseExpression) -> Optional[str]:
             if len(targets) == 1 and isinstance(targets[0].target, (cst.Name, cst.Attribute)):
                 return code_of(targets[0].target)
     return None
+
+
+def distinct_values(it) -> Optional[int]:
+    """How many different values a `for` over ``it`` gives its target: a literal list, tuple or
+    set (by their text), or a `range` of literal ints; None when not known."""
+    if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+        if any(isinstance(el, cst.StarredElement) for el in it.elements):
+            return None
+        return len({code_of(el.value) for el in it.elements})
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
+        ints = [int(a.value.value) for a in it.args if isinstance(a.value, cst.Integer)]
+        if len(ints) == len(it.args) and ints:
+            lo, hi = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
+            step = ints[2] if len(ints) > 2 and ints[2] else 1
+            return len(range(lo, hi, step))
+    return None
+
+
+def counter_values(counters: dict, names) -> Optional[int]:
+    """The number of values the loop counters among ``names`` take together (the product over
+    their loops), or None when one of them is not known."""
+    total = 1
+    for n in names:
+        node = getattr(counters.get(n), "node", None)
+        count = distinct_values(node.iter) if isinstance(node, cst.For) else None
+        if count is None:
+            return None
+        total *= count
+    return total
+
+
+MANY = 3  # values: two recompiles; one recompile (two values) is what automatic dynamic costs anyway
+
+
+def recompiles_text(n: int, limit: int = RECOMPILE_LIMIT) -> str:
+    """What ``n`` different guarded values cost."""
+    if n - 1 >= limit:
+        return (f"{n} values: a recompile for each new one until `recompile_limit` ({limit}), then "
+                "Dynamo runs it eagerly for the rest of the run (eager fallback)")
+    return f"{n} values: {n} graphs, {n - 1} recompiles (each a full compile)"

@@ -6,7 +6,12 @@ cannot put a data-dependent host read (``Tensor.item()`` without ``capture_scala
 ``tolist()``, ``print`` of a tensor) in a graph, so it ends the graph there, runs the read in
 Python and compiles the rest as a resume function. Measured on torch 2.13 (docs/compile-target.md):
 ``.item()``/``float()``/``int()``, ``.tolist()``, ``print`` and logging of a tensor are graph
-breaks; ``.cpu()`` is not (it is traced as a device copy).
+breaks; ``.cpu()`` is not (it is traced as a device copy). Two more calls Dynamo 2.13 does not
+trace ("Common Graph Breaks"; "Compiled Autograd" for the backward): ``Tensor.backward()``,
+``torch.autograd.grad``/``backward`` (``trace_autograd_ops`` is off by default), and NumPy random
+draws that return a Python number (``np.random.uniform(a, b)`` without a size: Dynamo runs NumPy
+as torch, and the scalar is a host read) or that torch's NumPy does not have
+(``np.random.permutation``, ``default_rng``...).
 """
 from __future__ import annotations
 
@@ -28,6 +33,18 @@ FIX_RETURN = ("Move the read out of the compiled function: return the tensor and
 FIX_SCALAR = FIX_RETURN + ", or set `torch._dynamo.config.capture_scalar_outputs = True`"
 FIX_PRINT = ("Return the value and print or log it in the eager code around the compiled "
              "function (or drop the debug print)")
+AUTOGRAD = ("Dynamo does not trace a backward pass inside the compiled function "
+            "(\"Unsupported Tensor.backward() call\"; `trace_autograd_ops` is off by default)")
+FIX_BACKWARD = ("Return the loss and call `.backward()` in the eager code around the compiled function "
+                "(the backward of a compiled forward is compiled too)")
+NP_SCALAR = ("Dynamo runs NumPy calls as torch ops, but this draw returns a Python number, read "
+             "to the host")
+NP_MISSING = "Dynamo runs NumPy calls as torch ops, and torch's NumPy has no `{name}`"
+FIX_NP = ("Draw it with torch in the graph (`torch.empty(()).uniform_(a, b)`, `torch.rand(())`), "
+          "or draw it in the eager code and pass it in as a tensor")
+# torch._numpy.random (torch 2.13): what Dynamo can run; the position of each one's `size`
+NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
+             "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
 CONVERSIONS = frozenset({"float", "int", "bool"})
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
 
@@ -35,10 +52,11 @@ LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical"
 class HostReadBreaksGraph(Rule):
     code = "HPU012"
     name = "host-read-breaks-graph"
-    summary = ".item()/.tolist()/float() of a tensor, print or logging inside a torch.compile'd function (graph break)"
+    summary = (".item()/.tolist()/float() of a tensor, print, logging, .backward() or a NumPy random scalar "
+               "inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
-                "warning(", "error(", "log(")
+                "warning(", "error(", "log(", "backward(", "autograd", "random.")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -63,6 +81,11 @@ class HostReadBreaksGraph(Rule):
                 self._report(node, f"`.{method}()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
             elif method in LOG_METHODS and _is_logger(an, func.value):
                 self._print(node, "logging")
+            elif method == "backward":
+                self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
+                             subject=lambda: ("`.backward()`", AUTOGRAD))
+            else:
+                self._calls(node)
             return
         if isinstance(func, cst.Name):
             if func.value in CONVERSIONS and len(node.args) == 1 and not self.scalars:
@@ -70,6 +93,19 @@ class HostReadBreaksGraph(Rule):
                 self._report(node, f"`{func.value}()` of a tensor", FIX_SCALAR, lambda: is_tensor(an, v))
             elif func.value == "print" and "print" not in an.bound_names():
                 self._print(node, "printing")
+
+    def _calls(self, node: cst.Call) -> None:
+        """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`."""
+        qn = self.an.qualname(node.func) or ""
+        if qn in ("torch.autograd.grad", "torch.autograd.backward"):
+            said = f"`{qn}()`"
+            self._report(node, said, FIX_BACKWARD, lambda: True, subject=lambda: (said, AUTOGRAD))
+        elif qn.startswith("numpy.random.") and qn.count(".") == 2:
+            name = qn.rsplit(".", 1)[1]
+            why = _np_random_break(name, node)
+            if why is not None:
+                said = f"`np.random.{name}(...)`"
+                self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
 
     def _print(self, node: cst.Call, verb: str) -> None:
         """print() and logging calls break the graph whatever they print (measured on 2.13)."""
@@ -106,6 +142,20 @@ class HostReadBreaksGraph(Rule):
                                  lambda d: is_compile_call(an, d.decorator) or an.qualname(d.decorator) == "torch.compile")
 
         self.report(node, MESSAGE.format(why="{why}", fix=fix), when=when, fix=autofix)
+
+
+def _np_random_break(name: str, call: cst.Call):
+    """Why `np.random.<name>(...)` breaks the graph (measured on 2.13), or None: a function torch's
+    NumPy lacks, or a draw with no size (a Python number)."""
+    if name not in NP_RANDOM:
+        return NP_MISSING.format(name=f"np.random.{name}")
+    at = NP_RANDOM[name]
+    if at is None:
+        return None
+    positional = [a for a in call.args if a.keyword is None and a.star == ""]
+    sized = len(positional) > at or any(a.keyword is not None and a.keyword.value == "size" for a in call.args) \
+        or any(a.star for a in call.args)
+    return None if sized else NP_SCALAR
 
 
 def _is_log_statement(an, stmt) -> bool:

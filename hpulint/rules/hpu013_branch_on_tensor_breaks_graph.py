@@ -5,29 +5,35 @@ Sources: PyTorch docs, "torch.compile Troubleshooting" / "Working with Graph Bre
 ("Data-dependent branching") and "Control Flow - Cond" (``torch.cond``): Dynamo cannot trace a
 jump chosen by a tensor's value; it breaks the graph and compiles a resume function per path.
 Measured on torch 2.13 (docs/compile-target.md): ``if``, ``while`` and conditional expressions
-on a tensor break the graph; ``assert`` on a tensor does not (it is traced as an assertion), and
-a branch on a shape is a guard, not a break.
+on a tensor break the graph; ``assert`` on one tensor (``assert torch.isfinite(x).all()``,
+``assert ~torch.isnan(loss)``) does not (it is traced as an assertion), but ``assert not t`` and
+``assert a and b``/``or`` on tensors do (the test takes more than the one jump Dynamo turns into
+an assertion: "Data-dependent branching"); a branch on a shape is a guard, not a break.
 """
 from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
 from hpulint.rules.compiled_region import compiled_why, is_tensor, where
 
 MESSAGE = (
     "`{kind}` on a tensor's value {where}: Dynamo cannot trace a branch chosen by the data, so "
     "the graph breaks here on every call (graph break: the graph ends, Python reads the value, "
-    "and a resume function compiles for each path taken). Keep the choice in the graph: "
-    "`torch.where(cond, a, b)`, or `torch.cond(pred, true_fn, false_fn, operands)`"
+    "and a resume function compiles for each path taken). {fix}"
 )
+FIX = ("Keep the choice in the graph: `torch.where(cond, a, b)`, or "
+       "`torch.cond(pred, true_fn, false_fn, operands)`")
+ASSERT_FIX = ("Dynamo traces an `assert` on one tensor as an assertion in the graph, not this form: "
+              "write {fix}")
 
 
 class BranchOnTensorBreaksGraph(Rule):
     code = "HPU013"
     name = "branch-on-tensor-breaks-graph"
-    summary = "if/while/conditional expression on a tensor inside a torch.compile'd function (graph break)"
-    triggers = ("if ", "while ")
+    summary = "if/while/conditional expression or assert not on a tensor inside a torch.compile'd function (graph break)"
+    triggers = ("if ", "while ", "assert ")
 
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test, "if")
@@ -38,12 +44,28 @@ class BranchOnTensorBreaksGraph(Rule):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._check(node.test, "... if ... else ...")
 
-    def _check(self, test: cst.BaseExpression, kind: str) -> None:
+    def visit_Assert(self, node: cst.Assert) -> None:
+        """Dynamo turns the one jump to the AssertionError on a tensor into an assertion: `assert t`
+        is traced. `assert not t` jumps the other way, and in `assert a and b` (`or`) every operand
+        but the last jumps elsewhere: those jumps on a tensor break (measured on 2.13)."""
+        test = node.test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            self._check(test, "assert not", ASSERT_FIX.format(fix="`assert ~t` (or `assert t.logical_not()`)"))
+        elif isinstance(test, cst.BooleanOperation):
+            ops = _flat(test)
+            last = ops[-1]
+            jumps = ops[:-1] + ([last] if isinstance(last, cst.UnaryOperation)
+                                and isinstance(last.operator, cst.Not) else [])
+            self._check(test, f"assert ... {code(test.operator).strip()} ...",
+                        ASSERT_FIX.format(fix="one tensor test (`assert (a & b).all()`) or one assert per test"),
+                        parts=jumps)
+
+    def _check(self, test: cst.BaseExpression, kind: str, fix: str = FIX, parts=None) -> None:
         an = self.an
         fn = an.function
         if fn.kind != "function":
             return
-        parts = [an.value(p) for p in _operands(test)]
+        parts = [an.value(p) for e in (parts if parts is not None else [test]) for p in _operands(e)]
 
         def when():
             reason = compiled_why(an, fn)
@@ -51,7 +73,7 @@ class BranchOnTensorBreaksGraph(Rule):
                 return None
             return where(fn, reason)
 
-        self.report(test, MESSAGE.format(kind=kind, where="{why}"), when=when)
+        self.report(test, MESSAGE.format(kind=kind, where="{why}", fix=fix), when=when)
 
 
 def _operands(test: cst.BaseExpression):
@@ -65,3 +87,11 @@ def _operands(test: cst.BaseExpression):
             stack.append(n.expression)
         else:
             yield n
+
+
+def _flat(test: cst.BooleanOperation) -> list:
+    """The operands of `a and b and c` in order (one operator or mixed)."""
+    out = []
+    for side in (test.left, test.right):
+        out += _flat(side) if isinstance(side, cst.BooleanOperation) else [side]
+    return out

@@ -16,7 +16,8 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
-from hpulint.rules.compiled_region import LoopCalls, bound_name, is_compile_call
+from hpulint.rules.compile_feedback import grows_through_output
+from hpulint.rules.compiled_region import MANY, LoopCalls, bound_name, counter_values, is_compile_call, recompiles_text
 
 MESSAGE = (
     "{how}, but {name} is called in a loop with {what} that changes every pass (`{arg}`): Dynamo "
@@ -24,6 +25,7 @@ MESSAGE = (
     "(8) it stops compiling it and runs it eagerly for the rest of the run (eager fallback), with "
     "one warning. {fix}"
 )
+COUNTED = "{how}, but {name} is called in a loop with {what} that takes {values} (`{arg}`). {fix}"
 FIX_FALSE = ("Remove `dynamic=False` (by default the first change makes the size dynamic: one "
              "recompile), or call `torch._dynamo.mark_dynamic(x, dim)` on the varying dimension "
              "before the call")
@@ -34,7 +36,8 @@ FIX_STATIC = ("Use `torch._dynamo.maybe_mark_dynamic(x, dim)` instead (the size 
 class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
-    summary = "dynamic=False / mark_static on a compiled function fed sizes that change every call"
+    summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
+               "more listed values, or grow through its own output fed back")
     triggers = ("dynamic=False", "mark_static")
     fix_safety = "safe or unsafe"
 
@@ -73,37 +76,55 @@ class StaticShapesRecompile(LoopCalls):
         for arg, call, name in self.static:
             hit = self._varying_call(name)
             if hit is not None:
-                what, text = hit
-                msg = MESSAGE.format(how="`dynamic=False` turns off dynamic shapes", name=f"`{name}`",
-                                     what=what, arg=text, fix=FIX_FALSE)
+                what, text, n = hit
+                how = "`dynamic=False` turns off dynamic shapes"
+                msg = MESSAGE.format(how=how, name=f"`{name}`", what=what, arg=text, fix=FIX_FALSE) if n is None \
+                    else COUNTED.format(how=how, name=f"`{name}`", what=what, values=recompiles_text(n, self.limit),
+                                        arg=text, fix=FIX_FALSE)
                 self.report(arg, msg, fix=_remove_kw_fix(call, arg))
         for node, name, loop, counters in self.marks:
             if (id(loop), name) in self.dynamic_marked:
                 continue
-            varying = self.unbounded(self.shape_counters(cst.Name(name), loop, counters), counters)
+            shape = self.shape_counters(cst.Name(name), loop, counters)
+            varying = self.unbounded(shape, counters)
+            how = f"`mark_static` keeps the size of `{name}` static"
             if varying:
-                msg = MESSAGE.format(how=f"`mark_static` keeps the size of `{name}` static",
-                                     name="the compiled function", what="a size",
+                msg = MESSAGE.format(how=how, name="the compiled function", what="a size",
                                      arg=", ".join(sorted(varying)), fix=FIX_STATIC)
-                self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
+            else:
+                n = counter_values(counters, shape) if shape else None
+                if n is None or n < MANY:
+                    continue
+                msg = COUNTED.format(how=how, name="the compiled function", what="a size",
+                                     values=recompiles_text(n, self.limit), arg=", ".join(sorted(shape)), fix=FIX_STATIC)
+            self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
 
     def _varying_call(self, name: str):
-        """(what varies, the argument) for a call of ``name`` in a loop whose argument's size or
-        int value follows a loop counter that is not marked dynamic."""
+        """(what varies, the argument, how many values or None for more than the limit) for a
+        call of ``name`` in a loop whose argument's size or int value follows a loop counter that
+        is not marked dynamic, or whose argument is re-bound to what the call returns, grown."""
+        counted = None
         for call, callee, loop, counters in self.calls:
             if callee != name:
                 continue
-            for a in call.args:
+            for k, a in enumerate(call.args):
                 expr = a.value
                 if isinstance(expr, cst.Name) and (id(loop), expr.value) in self.dynamic_marked:
                     continue
-                sizes = self.unbounded(self.shape_counters(expr, loop, counters), counters)
-                if sizes:
-                    return "a size", code(expr)
+                shape = self.shape_counters(expr, loop, counters)
+                if self.unbounded(shape, counters):
+                    return "a size", code(expr), None
                 ints = {n for n in _int_names(expr) if n in counters}
                 if self.unbounded(ints, counters):
-                    return "an int", code(expr)
-        return None
+                    return "an int", code(expr), None
+                grown = grows_through_output(self, call, k, loop)
+                if grown is not None:
+                    return grown
+                for kind, names in (("a size", shape), ("an int", ints)):
+                    n = counter_values(counters, names) if names else None
+                    if n is not None and n >= MANY and (counted is None or n > counted[2]):
+                        counted = (kind, code(expr), n)
+        return counted
 
 
 _BACKEND = re.compile(r"backend\s*=\s*(?:\"|')([\w.-]+)")

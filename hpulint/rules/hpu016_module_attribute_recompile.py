@@ -14,7 +14,8 @@ import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import _bounded, bounded_iter, counters_here, is_compile_call, names_in, recompile_limit
+from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, counter_values, counters_here,
+                                           is_compile_call, names_in, recompile_limit, recompiles_text)
 
 MESSAGE = (
     "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
@@ -26,10 +27,20 @@ MESSAGE = (
 )
 
 
+SET = (
+    "The compiled `{compiled}` runs {cls}.forward(), which reads `self.{attr}`, and `{target} = {value}` "
+    "in the loop sets it to an int that changes between its calls ({how}): torch.compile treats int "
+    "attributes of an nn.Module as static (a guard on the value, never made dynamic), so "
+    "{values}. Keep the value in a tensor buffer, or pass it as an argument (an int argument is "
+    "made dynamic after one recompile)"
+)
+
+
 class ModuleAttributeRecompile(Rule):
     code = "HPU016"
     name = "module-attribute-recompile"
-    summary = "per-instance torch.compile of modules whose forward reads an int attribute that differs"
+    summary = ("an int attribute that forward reads differs between compiled instances, or is set from a "
+               "loop counter between calls of the compiled module")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -41,7 +52,10 @@ class ModuleAttributeRecompile(Rule):
         self.made: list = []  # (class name, Call, {arg position or keyword: varying counter})
         self.per_instance: list = []  # (class name or value, how, classes the loop's iterable builds)
         self.limit = recompile_limit(ctx.source)
-        self.built: dict = {}  # name -> the expression last assigned to it
+        self.built: dict = {}  # name -> names called in the expression last assigned to it
+        self.sets: list = []  # (Assign, instance name, attr, loop, counters): `net.depth = epoch + 1` in a loop
+        self.compiled_of: dict = {}  # name called -> the instance it compiles (`cnet = torch.compile(net)`)
+        self.loop_calls: list = []  # (callee code, loop, call)
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -68,7 +82,16 @@ class ModuleAttributeRecompile(Rule):
         an = self.an
         for t in node.targets:
             if isinstance(t.target, cst.Name):
-                self.built[t.target.value] = node.value
+                made = _called_names(node.value)
+                for ref in names_in(node.value):
+                    made |= self.built.get(ref, set())
+                self.built[t.target.value] = made
+        if an.loop is not None and len(node.targets) == 1:
+            tgt = node.targets[0].target
+            counters = counters_here(an)
+            if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value != "self" \
+                    and _int_of(node.value, counters):
+                self.sets.append((node, tgt.value.value, tgt.attr.value, an.loop, counters))
         cls = an.current_class
         if cls is None or an.function.name != "__init__":
             return
@@ -90,6 +113,15 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        if an.loop is not None and isinstance(node.func, (cst.Name, cst.Attribute)):
+            self.loop_calls.append((code(node.func), an.loop, node))
+        if is_compile_call(an, node) and node.args and isinstance(node.args[0].value, cst.Name):
+            name = bound_name(an, node)
+            if name is not None:
+                self.compiled_of[name] = node.args[0].value.value
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args \
+                and isinstance(node.func.value, cst.Name):
+            self.compiled_of[node.func.value.value] = node.func.value.value
         varying = self._varying_names()
         if isinstance(node.func, cst.Name) and node.args:
             vary = {}
@@ -122,7 +154,7 @@ class ModuleAttributeRecompile(Rule):
         out = _called_names(loop.node.iter)
         for n in names_in(loop.node.iter):
             if n in self.built:
-                out |= _called_names(self.built[n])
+                out |= self.built[n]
         return out
 
     def _varying_names(self) -> set:
@@ -138,6 +170,7 @@ class ModuleAttributeRecompile(Rule):
         return out
 
     def finish(self) -> None:
+        self._sets()
         an = self.an
         done = set()
         todo = []
@@ -170,6 +203,50 @@ class ModuleAttributeRecompile(Rule):
                 if cls in done:
                     break
 
+
+    def _sets(self) -> None:
+        """`net.active = epoch + 1` in a loop around calls of the compiled `net`."""
+        for node, inst, attr, loop, counters in self.sets:
+            cls = next((c for c in sorted(self.built.get(inst, ())) if (c, attr) in self.reads), None)
+            if cls is None:
+                continue
+            calls = [(callee, call) for callee, where, call in self.loop_calls
+                     if self.compiled_of.get(callee) == inst and any(lp is loop for lp in where.chain())]
+            if not calls:
+                continue
+            used = {n for n in names_in(node.value) if n in counters}
+            n = counter_values(counters, used)
+            if n is not None and n - 1 >= self.limit:
+                n = None
+            if n is not None and n < MANY:
+                continue
+            loops = [counters[u] for u in sorted(used)]
+            how = ", ".join(f"`{code(lp.node.target)}` in `{code(lp.node.iter)}`" if isinstance(lp.node, cst.For)
+                            else "a `while` loop" for lp in loops)
+            values = recompiles_text(n, self.limit) if n is not None else \
+                ("each new value is a recompile, and after `recompile_limit` (8) Dynamo runs forward eagerly "
+                 "for the rest of the run (eager fallback)")
+            if n is not None:
+                values = "it takes " + values
+            # at the call: the guard itself may fail inside torch (`self.blocks[: self.depth]`)
+            self.report(calls[0][1], SET.format(target=f"{inst}.{attr}", value=code(node.value), cls=cls, attr=attr,
+                                                compiled=calls[0][0],
+                                                how=how, values=values))
+
+
+def _int_of(expr: cst.BaseExpression, counters: dict) -> bool:
+    """An int made of loop counters and int literals (`epoch`, `epoch + 1`, `2 * i`)."""
+    names = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.append(n.value)
+        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
+            stack += (n.left, n.right)
+        elif not isinstance(n, cst.Integer):
+            return False
+    return bool(names) and all(n in counters for n in names)
 
 
 def _called_names(node: cst.CSTNode) -> set:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code
-from hpulint.rules.compiled_region import LoopCalls, bound_name, is_compile_call, names_in
+from hpulint.rules.compiled_region import MANY, LoopCalls, bound_name, is_compile_call, names_in, recompiles_text
 
 MESSAGE = (
     "{what} from one call of the compiled `{name}` to the next: Dynamo guards on {guard} and does not make it "
@@ -41,6 +41,12 @@ GLOBAL_DICT = ("the global dict `{arg}` that it reads gains a key every pass ({h
                DICT[1], DICT[2])
 CUT = ("the list `{arg}` changes length ({how} in the loop)", "a list's length",
        "Pass one stacked tensor (its size can be dynamic), or pad the list to a fixed length")
+COUNTED = (
+    "`{arg}` {kind} ({how}) from one call of the compiled `{name}` to the next: Dynamo guards on "
+    "{guard} and does not make it dynamic, so it compiles the function once per value, "
+    "{values}. Pass what it selects as a tensor, or keep the choice out of the compiled function "
+    "(one compiled function per value)"
+)
 APPENDS = (
     "`{name}()` appends to the module-level list `{arg}`, which keeps growing from one call to the next: "
     "Dynamo guards on the list's length, so every call of the compiled `{fn}` recompiles, and once it "
@@ -54,7 +60,7 @@ class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
-               "dict entry or list that changes (recompile per call)")
+               "dict entry or list that changes, or cycled over 3 or more strings or Enum members (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -68,6 +74,7 @@ class ChangingValueRecompile(LoopCalls):
         self.entries: dict = {}  # id(loop) -> {name: how}: `name[k] = int` / `name.a = int` in the loop
         self.declared: dict = {}  # id(function scope) -> names it declares `global`
         self.global_bumps: dict = {}  # name -> how: `global NAME; NAME += 1` in some function
+        self.enums: dict = {}  # Enum class name -> number of members
 
     def visit_Global(self, node: cst.Global) -> None:
         self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
@@ -75,6 +82,12 @@ class ChangingValueRecompile(LoopCalls):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if self.an.loop is None and self.an.function.kind == "module":
             self.module_names.add(node.name.value)
+        bases = [code(b.value).rsplit(".", 1)[-1] for b in node.bases]
+        if any(b in ("Enum", "StrEnum", "Flag") for b in bases):  # IntEnum members are ints
+            members = {t.target.value for st in node.body.body if isinstance(st, cst.SimpleStatementLine)
+                       for small in st.body if isinstance(small, cst.Assign) for t in small.targets
+                       if isinstance(t.target, cst.Name) and not t.target.value.startswith("_")}
+            self.enums[node.name.value] = len(members)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         parent = self.an.function.parent  # the walk is already inside the function
@@ -143,6 +156,12 @@ class ChangingValueRecompile(LoopCalls):
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
+                counted = self._cycled(call, loop, counters)
+                if counted is not None:
+                    reported.add(callee)
+                    arg, kind, how, guard, n = counted
+                    self.report(call, COUNTED.format(arg=arg, kind=kind, how=how, name=callee, guard=guard,
+                                                     values=recompiles_text(n, self.limit)))
                 continue
             (what, guard, fix), arg, how = hit
             reported.add(callee)
@@ -166,6 +185,50 @@ class ChangingValueRecompile(LoopCalls):
                     how = self.grown.get(id(lp), {}).get(expr.value)
                     if how is not None and not _bounded_chain(lp, self.limit):
                         return _grown(LIST, expr.value, how)
+        return None
+
+    def _cycled(self, call: cst.Call, loop, counters: dict):
+        """(argument, what it is, the loop, guard, values) for an argument that a `for` around the
+        call sets to each of a few strings or Enum members (`for mode in ("a", "b", "c")`,
+        `for pooling in Pooling`): a recompile per value, below the limit or not."""
+        for a in call.args:
+            if not isinstance(a.value, cst.Name):
+                continue
+            value = self.value_in_loop(a.value.value, loop)
+            if isinstance(value, cst.Subscript) and len(value.slice) == 1 \
+                    and isinstance(value.slice[0].slice, cst.Index) \
+                    and set(names_in(value.slice[0].slice.value)) & set(counters):
+                # `name = ["a", "b", "c"][i % 3]`: the loop picks one of the listed values
+                hit = self._few(value.value, f"`{code(value)}`", a.value.value)
+                if hit is not None:
+                    return hit
+            for lp in loop.chain():
+                node = lp.node
+                if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) \
+                        or node.target.value != a.value.value:
+                    continue
+                it = node.iter
+                how = f"`for {node.target.value} in {code(it)}`"
+                if isinstance(it, cst.Name) and it.value in self.enums and self.enums[it.value] >= MANY:
+                    return a.value.value, f"is each member of the Enum `{it.value}`", how, \
+                        "an Enum member by identity", self.enums[it.value]
+                hit = self._few(it, how, a.value.value)
+                if hit is not None:
+                    return hit
+        return None
+
+    def _few(self, it, how: str, arg: str):
+        """A literal list or tuple of at least MANY different strings or Enum members."""
+        if not isinstance(it, (cst.List, cst.Tuple)) or not it.elements:
+            return None
+        values = {code(el.value) for el in it.elements}
+        if len(values) < MANY:
+            return None
+        if all(isinstance(el.value, cst.SimpleString) for el in it.elements):
+            return arg, "is each of a few strings", how, "a string's value", len(values)
+        if all(isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name)
+               and el.value.value.value in self.enums for el in it.elements):
+            return arg, "is each of a few Enum members", how, "an Enum member by identity", len(values)
         return None
 
     def _reads(self, fn: cst.FunctionDef) -> set:

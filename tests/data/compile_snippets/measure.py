@@ -90,7 +90,8 @@ def measure(path: Path) -> dict:
             continue
         m = RECOMPILING.search(line)
         if m:
-            recompiles.append(int(m.group(3)))
+            # the def line only when it is in the snippet (not torch's own nn.Sequential.forward)
+            recompiles.append(int(m.group(3)) if m.group(2).endswith(name) else None)
             in_recompile = True
             continue
         if in_recompile:
@@ -106,7 +107,7 @@ def measure(path: Path) -> dict:
         m = LIMIT_FN.search(line)
         if m and m.group(2).endswith(name):
             fall_def.add(int(m.group(3)))
-    rec_def = set(recompiles)
+    rec_def = {line for line in recompiles if line is not None}
     n_rec = len(recompiles)
     return {
         "file": name, "compiles": graphs, "graph_breaks": breaks, "recompiles": n_rec,
