@@ -14,9 +14,10 @@ and:
 - a **graph break** (each line of ``break_lines``) is found when a compile-rule finding
   (HPU012-HPU017) is on that line;
 - a **recompiling function** (a snippet that is not a look-alike and whose recompiles or eager
-  fallbacks are not all explained by its breaks: ``recompile_def_lines`` / ``fallback_def_lines``
-  with no break line) is found when a compile-rule finding is on one of its guard lines
-  (``recompile_lines``), on its ``def`` line or inside that function, or is a recompile rule's
+  fallbacks are not all explained by its breaks: recompiles or fallbacks with no break line) is
+  found when a compile-rule finding is on one of its guard lines (``recompile_lines``), on its
+  ``def`` line or inside that function (``recompile_def_lines`` / ``fallback_def_lines``: none when
+  the function is torch's, as for a ``functools.partial``), or is a recompile rule's
   finding (HPU015-HPU017: reported at the compile call, the call site or the attribute read)
   anywhere in the snippet;
 - a **look-alike** (``safe``) must have no finding of any rule.
@@ -80,7 +81,7 @@ def measure(truth: dict) -> dict:
         breaks = {ln: ln in lines for ln in row["break_lines"]}
         recompiling = None
         defs = sorted(set(row["recompile_def_lines"]) | set(row["fallback_def_lines"]))
-        # defs is empty when the function that recompiled is torch's own (nn.Sequential.forward)
+        # the def may be torch's (a functools.partial, an nn.Sequential): truth.json then has none
         if not row["safe"] and (row["recompiles"] or row["fallbacks"]) and not row["break_lines"]:
             spans = function_spans(path)
             inside = any(spans.get(d, (d, d))[0] <= ln <= spans.get(d, (d, d))[1] for d in defs for ln in lines)

@@ -138,3 +138,54 @@ def test_python_api_graph_breaks():
     assert d.graph_breaks == 1
     (br,) = [e for e in d.events if e["kind"] == "graph_break"]
     assert br["reason"] == "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+
+
+PARTIALS = textwrap.dedent('''\
+    import functools
+
+    import torch
+
+    from losses import tagged
+
+
+    def scaled(x, scale):
+        return x * scale
+
+
+    for i in range(3):
+        torch.compile(functools.partial(scaled, scale=i))(torch.ones(3))
+    for i in range(10):
+        torch.compile(functools.partial(tagged, tag=f"step-{i:03d}"))(torch.ones(3))
+''')
+LOSSES = textwrap.dedent('''\
+    def tagged(x, tag):
+        if tag.endswith("0"):
+            return x * 2
+        return x + 1
+''')
+
+
+def test_guards_of_a_compiled_partial_name_the_wrapped_function_line(tmp_path, capsys, monkeypatch):
+    # Dynamo compiles a functools.partial through torch's own wrapper (external_utils.py): the
+    # failed guards come from the script and from the module it imports, not from that file
+    (tmp_path / "losses.py").write_text(LOSSES)
+    script = tmp_path / "partials.py"
+    script.write_text(PARTIALS)
+    assert main(["verify", "--profile", "compile", str(script), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["recompiles"], data["fallbacks"]) == (7, 1)
+    here, losses = str(script.resolve()), str((tmp_path / "losses.py").resolve())
+    guards = [(e["line"], g.get("file"), g.get("line"), g["guard"])
+              for e in data["events"] if e["kind"] == "recompile" for g in e["guard_failures"][:1]]
+    assert guards[0] == (13, here, 9, "fn.keywords['scale'] == 0")
+    assert guards[2:] == [(15, losses, 2, f"fn.keywords['tag'] == 'step-{i:03d}'") for i in range(5)]
+    (fallback,) = [e for e in data["events"] if e["kind"] == "fallback"]
+    reason = fallback["last_reason"]
+    assert (reason["file"], reason["line"], reason["guard"]) == (losses, 2, "fn.keywords['tag'] == 'step-005'")
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["verify", "--profile", "compile", "partials.py"]) == 0
+    out = capsys.readouterr().out
+    assert "guard failed: fn.keywords['scale'] == 0 (line 9)\n" in out
+    assert "fn.keywords['tag'] == 'step-004' (losses.py:2)\n" in out
+    assert "last guard failure: fn.keywords['tag'] == 'step-005' (losses.py:2);" in out

@@ -20,73 +20,19 @@ nothing else); their devices are the CPU.
 from __future__ import annotations
 
 import logging
-import re
 import sys
 import warnings
 
 import torch
 
+from .dynamo_logs import (_BREAK_AT, _LIMIT, _RECOMPILING, _SKIP, _SKIP_AT, _full_path,
+                          _reason, guard_failures)
+from .frames import user_stack
 from .sim import StopReplay, user_frame
 
 REPLACED_BACKENDS = ("inductor", "hpu_backend", "openxla", "openxla_eval", "aot_eager", "cudagraphs",
                      "tvm", "onnxrt", "tensorrt", "torch_tensorrt", "ipex")
 _DROP_WITH_BACKEND = ("mode", "options")  # inductor settings, meaningless for another backend
-
-_BREAK_AT = re.compile(r"(?:Graph break in user code|Graph break \(user stack suppressed due to "
-                       r"duplicate graph break\) in user code) at (.+?):(\d+)\n")
-_REASON = re.compile(r"Graph Break Reason: (.*)")
-_SKIP = re.compile(r"torch\.compile will skip tracing the frame (\S+) \((.+?):(\d+)\)")
-_SKIP_AT = re.compile(r'File "(.+?)", line (\d+)')
-_RECOMPILING = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\n")
-_LIMIT = re.compile(r"torch\._dynamo hit config\.(\w+) \((\d+)\)\s+function: '(.+?)' \((.+?):(\d+)\)"
-                    r"\s+last reason: (.*?)\n", re.S)
-
-
-def _reason(message):
-    """The graph break's own reason (Dynamo puts a generic "Encountered graph break when
-    attempting to trace CALL ..." line first when the break happened in a call)."""
-    m = _REASON.search(message)
-    if not m:
-        return ""
-    lines = [x.strip() for x in message[m.start(1):].splitlines()]
-    lines = [x for x in lines if x]
-    for i, line in enumerate(lines[:4]):
-        if line.startswith(("Encountered graph break when attempting", "Failed to handle graph "
-                            "break gracefully", "Graph break encountered")):
-            continue
-        return line
-    return lines[0] if lines else ""
-
-
-_FAILURE = re.compile(r"^(\d+/\d+): (.*?)(?:\s+# (.*?)\s+# (.+?):(\d+) in (\S+).*)?$")
-
-
-def guard_failures(message):
-    """The guard failures of a ``Recompiling function`` message, the newest cache entry first:
-    ``{"entry": "0/3", "guard": "L['n'] == 3", "file": ..., "line": ..., "code": ...}`` (file,
-    line and code: the user source the guard came from, when Dynamo names it)."""
-    out = []
-    for raw in message.splitlines():
-        text = raw.strip()
-        if not text.startswith("- "):
-            continue
-        m = _FAILURE.match(text[2:].strip())
-        if not m:
-            continue
-        item = {"entry": m.group(1), "guard": m.group(2).strip()}
-        if m.group(4):
-            item.update({"code": m.group(3).strip(), "file": m.group(4), "line": int(m.group(5))})
-        out.append(item)
-    return out
-
-
-def _full_path(failure, file):
-    """Dynamo shortens the file name in a guard's comment to its last characters: give it back
-    when it is the compiled function's file (the usual case)."""
-    short = failure.get("file")
-    if short and file and short != file and file.endswith(short):
-        failure["file"] = file
-    return failure
 
 
 def _user_line(start=None):
@@ -188,6 +134,7 @@ class DynamoRecorder:
         self.skips = 0
         self._unique_graphs = 0
         self._frames = {}
+        self._paths = {}  # a file name shortened by Dynamo -> the full name
         self._done = False
 
     # -- the replaced APIs -------------------------------------------------------------------------
@@ -361,9 +308,15 @@ class DynamoRecorder:
         if m:
             self._skip(m, message)
 
+    @staticmethod
+    def _files(file):
+        """The recompiling function's file, then the user frames' files (innermost first)."""
+        return [file] + [f for f, _ in user_stack(sys._getframe(2))]
+
     def _recompile(self, m, message):
         fn, file, first = m.group(1), m.group(2), int(m.group(3))
-        failures = [_full_path(x, file) for x in guard_failures(message)]
+        files = self._files(file)
+        failures = [_full_path(x, files, self._paths) for x in guard_failures(message)]
         call_file, call_line = _user_line()
         self.recompiles += 1  # undone by _fallback when the limit stops this one
         self._events.append({
@@ -376,6 +329,7 @@ class DynamoRecorder:
         limit_name, limit, fn, file, first, reason = (m.group(1), int(m.group(2)), m.group(3),
                                                       m.group(4), int(m.group(5)), m.group(6))
         call_file, call_line = _user_line()
+        last_reason = (guard_failures("- " + reason.strip()) or [{"guard": reason.strip()}])[0]
         last = self._events[-1] if self._events else None
         if last and last["kind"] == "recompile" and last["function"] == fn and \
                 last["def_line"] == first and last["file"] == file:
@@ -387,8 +341,7 @@ class DynamoRecorder:
         self._events.append({
             "kind": "fallback", "function": fn, "file": file, "def_line": first,
             "line": call_line, "call_file": call_file, "limit": limit, "limit_name": limit_name,
-            "last_reason": _full_path((guard_failures("- " + reason.strip())
-                                       or [{"guard": reason.strip()}])[0], file),
+            "last_reason": _full_path(last_reason, self._files(file), self._paths),
             "compiled_at": self._site(file, first),
         })
 

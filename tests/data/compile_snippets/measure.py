@@ -16,8 +16,9 @@ from ``torch._dynamo.utils.counters``:
 
 Lines: ``break_lines`` (where Dynamo says the graph broke), ``recompile_lines`` (the lines the
 failed guards came from), ``recompile_def_lines``/``fallback_def_lines`` (the ``def`` of the
-function that recompiled or fell back). ``safe``: no graph break, no eager fallback and at most
-one recompilation (Dynamo's automatic dynamic shapes recompile once by design). ``--check``
+function that recompiled or fell back, when it is the snippet's: a ``functools.partial`` or an
+``nn.Sequential`` recompiles in torch's own code). All lines are the snippet's. ``safe``: no graph
+break, no eager fallback and at most one recompilation (Dynamo's automatic dynamic shapes recompile once by design). ``--check``
 compares a new measurement with truth.json instead of writing it. Given snippet names, only those
 are measured (or checked); their rows replace or join the others in truth.json.
 """
@@ -73,9 +74,13 @@ def measure(path: Path) -> dict:
     text = [re.sub(r"^[VIWE]\d{4} [\d:.]+ \d+ \S+\] (\[[^\]]*\] )*", "", x)
             for x in proc.stderr.splitlines()]
     name = path.name
+
+    def mine(file):  # lines of torch, the standard library or another module are not recorded
+        return os.path.basename(file) == name
+
     graphs = None
     breaks, break_lines = 0, set()
-    recompiles, rec_def, rec_lines = [], set(), set()
+    recompiles, rec_lines = [], set()
     fallbacks, fall_def = 0, set()
     in_recompile = False
     for line in text:
@@ -85,19 +90,18 @@ def measure(path: Path) -> dict:
         m = BREAK.search(line)
         if m:
             breaks += 1
-            if m.group(1).endswith(name):
+            if mine(m.group(1)):
                 break_lines.add(int(m.group(2)))
             continue
         m = RECOMPILING.search(line)
         if m:
-            # the def line only when it is in the snippet (not torch's own nn.Sequential.forward)
-            recompiles.append(int(m.group(3)) if m.group(2).endswith(name) else None)
+            recompiles.append((m.group(2), int(m.group(3))))
             in_recompile = True
             continue
         if in_recompile:
             g = GUARD.search(line)
             if g:
-                if name.endswith(os.path.basename(g.group(1))) or g.group(1).endswith(name):
+                if mine(g.group(1)):  # Dynamo shortens this name: its directories may be cut
                     rec_lines.add(int(g.group(2)))
                 in_recompile = False  # the first (newest) failure only
                 continue
@@ -105,9 +109,9 @@ def measure(path: Path) -> dict:
             fallbacks += 1
             recompiles.pop()  # its guard failure was logged, nothing was compiled
         m = LIMIT_FN.search(line)
-        if m and m.group(2).endswith(name):
+        if m and mine(m.group(2)):
             fall_def.add(int(m.group(3)))
-    rec_def = {line for line in recompiles if line is not None}
+    rec_def = {line for file, line in recompiles if mine(file)}
     n_rec = len(recompiles)
     return {
         "file": name, "compiles": graphs, "graph_breaks": breaks, "recompiles": n_rec,
