@@ -79,6 +79,14 @@ NOT_COMPARED = {
         "torch_xla and on the simulated device"),
 }
 
+# rows whose host reads differ: (the simulation's reads, why)
+READS_DIFFER = {
+    ("tests/data/realistic/xla_spawn.py", ""): (
+        3, "xm.save copies the state dict to the host as one batch, one transfer per step marker in "
+           "the simulation (torch_xla 2.9's _maybe_convert_to_cpu, measured there: 3 transfers); on "
+           "LTC each detached tensor is read on its own (6 reads)"),
+}
+
 FALLBACKS = ("CPU fallbacks (no TorchScript lowering; LTC's aten:: counters): each runs on the "
              "CPU after the graph its inputs need, where the simulation compiles the op into the "
              "graph: ")
@@ -176,8 +184,12 @@ EXPECTED_DIFFERENCES = {
         4, {"cpu_fallback"}, FALLBACKS + "lerp.Scalar=24 linalg_vector_norm=30"),
     ("tests/data/realistic/xla_mnist.py", ""): (
         5, {"cpu_fallback"}, FALLBACKS + "argmax=4"),
+    ("fixtures/HPU005/bad_predictions_copied_every_batch.py", ""): (
+        4, {"cpu_fallback"}, FALLBACKS + "argmax=10"),
+    ("fixtures/HPU005/good_predictions_copied_once.py", ""): (
+        3, {"cpu_fallback"}, FALLBACKS + "argmax=10"),
     ("tests/data/realistic/xla_spawn.py", ""): (
-        3, None,
+        4, None,
         "detach is an IR op on LTC (the simulation aliases it): xm.save reads model.state_dict(),"
         " whose tensors are detached, with .cpu(), and each read runs a graph of its own (4 "
         "shapes, 4 compilations; measured: q.detach().cpu() compiles where q.cpu() does not). The"
@@ -239,8 +251,8 @@ def test_the_tables_cover_the_rows_of_the_xla_tables_and_say_where_they_came_fro
 
 def test_every_expected_difference_is_a_compared_row_and_the_figures_in_the_docs_hold():
     assert set(EXPECTED_DIFFERENCES) <= {(r["script"], r["args"]) for r in OK}
-    # docs/verify.md: "70 of the 113 rows that run on LTC are equal"
-    assert (len(OK) - len(EXPECTED_DIFFERENCES), len(OK)) == (70, 113)
+    # docs/verify.md: "70 of the 115 rows that run on LTC are equal"
+    assert (len(OK) - len(EXPECTED_DIFFERENCES), len(OK)) == (70, 115)
 
 
 @pytest.mark.parametrize("row", OK, ids=[_id(r) for r in OK])
@@ -248,10 +260,11 @@ def test_simulation_with_ltc_semantics_against_torch_lazy(row):
     sim = replay(str(ROOT / row["script"]), row["args"].split(), profile=LTC_SEMANTICS)
     assert sim["status"] == "ok", sim.get("error")
     assert sim["mark_steps"] == int(row["mark_steps"])
-    assert sim["syncs"] - host_runs(sim) == int(row["reads"])
+    key = (row["script"], row["args"])
+    reads = READS_DIFFER.get(key, (int(row["reads"]), ""))
+    assert sim["syncs"] - host_runs(sim) == reads[0], reads[1]
     ltc_events = parse_sites(row["compile_sites"])
     assert len(ltc_events) == int(row["compiles"])
-    key = (row["script"], row["args"])
     if key in EXPECTED_DIFFERENCES:
         compiles, mechanisms, why = EXPECTED_DIFFERENCES[key]
         assert sim["compiles"] == compiles, why
