@@ -1,8 +1,8 @@
-# Activation checkpointing: each residual block runs through torch.utils.checkpoint (non-reentrant),
-# so its forward is recomputed during backward.
+# Activation checkpointing: each residual block runs through torch_xla.utils.checkpoint (the
+# reentrant form, the one PyTorch/XLA supports), so its forward is recomputed during backward.
 import torch
-import torch.utils.checkpoint as checkpoint
 import torch_xla
+import torch_xla.utils.checkpoint as checkpoint
 import torch_xla.core.xla_model as xm
 
 device = xm.xla_device()
@@ -23,12 +23,14 @@ class Block(torch.nn.Module):
 class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
+        self.inp = torch.nn.Linear(12, 12)
         self.blocks = torch.nn.ModuleList(Block(12) for _ in range(3))
         self.out = torch.nn.Linear(12, 1)
 
     def forward(self, x):
+        x = self.inp(x)
         for block in self.blocks:
-            x = checkpoint.checkpoint(block, x, use_reentrant=False)
+            x = checkpoint.checkpoint(block, x)
         return self.out(x)
 
 
