@@ -20,6 +20,9 @@ tests/test_calibration_ltc.py)::
     # the second held-out set (tests/data/heldout/scripts2/, table xla2.csv)
     PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py --heldout --set 2 xla
     python benchmarks/calibrate_xla.py --heldout --set 2 compare
+    # the third held-out set (tests/data/heldout/scripts3/, table xla3.csv)
+    PJRT_DEVICE=CPU python benchmarks/calibrate_xla.py --heldout --set 3 xla
+    python benchmarks/calibrate_xla.py --heldout --set 3 compare
 
 NAMEs restrict a run to the rows whose script path contains one of them (the other rows of the
 table are kept). Each script runs in a child process of its own, so no compilation cache or
@@ -68,7 +71,8 @@ HELDOUT_TABLE = HELDOUT / "xla.csv"
 HELDOUT_LTC_TABLE = HELDOUT / "ltc.csv"
 # held-out set -> (its scripts folder, its table, its key in tests/data/heldout/versions.json)
 HELDOUT_SETS = {"1": (HELDOUT / "scripts", HELDOUT / "xla.csv", "xla"),
-                "2": (HELDOUT / "scripts2", HELDOUT / "xla2.csv", "xla2")}
+                "2": (HELDOUT / "scripts2", HELDOUT / "xla2.csv", "xla2"),
+                "3": (HELDOUT / "scripts3", HELDOUT / "xla3.csv", "xla3")}
 
 XLA_COLUMNS = ("script", "args", "compiles", "cached", "transfers", "mark_steps", "graph_max",
                "status", "seconds")
@@ -92,8 +96,8 @@ def rows() -> list:
 
 def heldout_rows(which: str = "1") -> list:
     """A held-out set: scripts written after the simulator was calibrated, in their own table
-    (tests/data/heldout/xla.csv, xla2.csv) so that the main table's rows stay what they were
-    tuned on."""
+    (tests/data/heldout/xla.csv, xla2.csv, xla3.csv) so that the main table's rows stay what they
+    were tuned on."""
     out = []
     for path in sorted(HELDOUT_SETS[which][0].glob("*.py")):
         for args in _args_of(path):
@@ -457,7 +461,7 @@ def main(argv=None) -> int:
                    help="ltc: rows run at once (each in its own process)")
     p.add_argument("--set", dest="which", choices=sorted(HELDOUT_SETS), default="1",
                    help="which held-out set (with --heldout): 1 scripts/ + xla.csv, "
-                        "2 scripts2/ + xla2.csv")
+                        "2 scripts2/ + xla2.csv, 3 scripts3/ + xla3.csv")
     a = p.parse_args(argv)
     if a.what == "xla":
         return run_xla(a.names, a.heldout, a.which)
