@@ -103,8 +103,14 @@ EXPECTED_DIFFERENCES = {
 EXPECTED_DIFFERENCES_2 = {
 }
 
-# filled in after the first comparison of set 3 (script -> compiles, transfers, why), as above
+# The first (and only) comparison of set 3, simulator unchanged: 19 of 20 rows equal on both
+# counts. The other stops at an import the replay does not stand in for, with the message that
+# names it (torch_xla.utils.checkpoint; torch's own checkpoint cannot simply take its place: it
+# looks up a `torch.xla` device module for the tensors' device).
 EXPECTED_DIFFERENCES_3 = {
+}
+NOT_STOOD_IN_3 = {
+    "tests/data/heldout/scripts3/gradient_checkpointing_blocks.py": "torch_xla.utils.checkpoint",
 }
 
 
@@ -162,10 +168,9 @@ def test_agreement_rate_on_the_third_set():
     real = {r["script"]: (int(r["compiles"]), int(r["transfers"])) for r in ROWS_3}
     compiles_differ = [s for s, (c, _, _) in EXPECTED_DIFFERENCES_3.items() if c != real[s][0]]
     transfers_differ = [s for s, (_, t, _) in EXPECTED_DIFFERENCES_3.items() if t != real[s][1]]
-    # issue 11's target: at least 95% of the rows equal on each (19 of 20); replace with the
-    # first comparison's counts if it falls short, as for the first two sets
-    assert len(ROWS_3) - len(compiles_differ) >= 0.95 * len(ROWS_3)
-    assert len(ROWS_3) - len(transfers_differ) >= 0.95 * len(ROWS_3)
+    # the first comparison: 19 of 20 equal on each (the row that does not run counts as differing)
+    assert len(ROWS_3) - len(compiles_differ) - len(NOT_STOOD_IN_3) == 19
+    assert len(ROWS_3) - len(transfers_differ) - len(NOT_STOOD_IN_3) == 19
 
 
 def _check(row, expected):
@@ -193,4 +198,10 @@ def test_xla_profile_on_second_held_out_set(row):
 
 @pytest.mark.parametrize("row", ROWS_3, ids=[Path(r["script"]).stem for r in ROWS_3])
 def test_xla_profile_on_third_held_out_set(row):
+    missing = NOT_STOOD_IN_3.get(row["script"])
+    if missing is not None:
+        sim = replay(str(ROOT / row["script"]), row["args"].split(), profile="xla")
+        assert sim["status"] == "error" and sim["error"]["type"] == "NotStoodInModule"
+        assert f"does not stand in for {missing}" in sim["error"]["message"]
+        return
     _check(row, EXPECTED_DIFFERENCES_3)
