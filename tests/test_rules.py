@@ -1503,3 +1503,22 @@ def test_an_accumulator_reordered_in_the_same_pass_still_grows():
         """
     assert found(src.format(rebind="result.index_select(0, beams)")) == ["HPU003@10"]
     assert found(src.format(rebind="prompt.clone()")) == []
+
+
+def test_a_function_named_after_a_model_is_not_one():
+    """`self.classifier_fn(value)` is a function the user passed, not a classifier model: its
+    result is whatever the function returns."""
+    src = GAUDI + """
+        class Demux:
+            def __init__(self, {attr}):
+                self.{attr} = {attr}
+
+            def next_for(self, loader, k):
+                for value in loader:
+                    c = self.{attr}(value.to("hpu"))
+                    if c is None or c >= k:
+                        continue
+                    htcore.mark_step()
+        """
+    assert found(src.format(attr="classifier_fn")) == []
+    assert found(src.format(attr="classifier")) == ["HPU008@11"]

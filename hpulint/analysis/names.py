@@ -187,7 +187,9 @@ _VERBS = frozenset(
     "build create make load get init compare run save export check prepare wrap copy clone "
     "freeze unfreeze convert quantize trace script compile fuse setup train eval evaluate test "
     "validate print log update register set reset to from is has apply call forward name type "
-    "config cfg args kwargs path dir file url id ids type kind".split()
+    "config cfg args kwargs path dir file url id ids type kind "
+    # a function, hook or class named after a model (`classifier_fn`, `model_cls`) is not one
+    "fn fns func function hook hooks callback cb factory builder cls class".split()
 )
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
 LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
