@@ -20,8 +20,10 @@ nothing else); their devices are the CPU.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
+import sysconfig
 import warnings
 
 import torch
@@ -40,6 +42,26 @@ _SKIP_AT = re.compile(r'File "(.+?)", line (\d+)')
 _RECOMPILING = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\n")
 _LIMIT = re.compile(r"torch\._dynamo hit config\.(\w+) \((\d+)\)\s+function: '(.+?)' \((.+?):(\d+)\)"
                     r"\s+last reason: (.*?)\n", re.S)
+
+
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _in_stdlib(file) -> bool:
+    real = os.path.realpath(file)
+    return real.startswith(_STDLIB) and "site-packages" not in real
+
+
+def _caller_in_user_code(message, file, line):
+    """A break Dynamo places inside the standard library (``copy.deepcopy`` of a tensor breaks in
+    copy.py) is the user's call of it: the innermost frame of the user stack it logs that is not
+    in the standard library. Other places are kept as they are."""
+    if not _in_stdlib(file):
+        return file, line
+    for at, n in reversed(_SKIP_AT.findall(message)):
+        if not _in_stdlib(at):
+            return at, int(n)
+    return file, line
 
 
 def _reason(message):
@@ -355,7 +377,7 @@ class DynamoRecorder:
         m = _BREAK_AT.search(message + "\n")
         if m:
             skipped = "Skipping the function and falling back to eager" in message
-            self._break(m.group(1), int(m.group(2)), _reason(message), skipped)
+            self._break(*_caller_in_user_code(message, m.group(1), int(m.group(2))), _reason(message), skipped)
             return
         m = _SKIP.search(message)
         if m:
