@@ -52,16 +52,16 @@ def _in_stdlib(file) -> bool:
     return real.startswith(_STDLIB) and "site-packages" not in real
 
 
-def _caller_in_user_code(message, file, line):
-    """A break Dynamo places inside the standard library (``copy.deepcopy`` of a tensor breaks in
-    copy.py) is the user's call of it: the innermost frame of the user stack it logs that is not
-    in the standard library. Other places are kept as they are."""
+def _caller_in_user_code(message, file):
+    """For a break Dynamo logs inside the standard library (``copy.deepcopy`` of a tensor breaks
+    in copy.py): the user's call of it, the innermost frame of the logged user stack that is not
+    in the standard library, as (file, line); else (None, None)."""
     if not _in_stdlib(file):
-        return file, line
+        return None, None
     for at, n in reversed(_SKIP_AT.findall(message)):
         if not _in_stdlib(at):
             return at, int(n)
-    return file, line
+    return None, None
 
 
 def _reason(message):
@@ -377,7 +377,8 @@ class DynamoRecorder:
         m = _BREAK_AT.search(message + "\n")
         if m:
             skipped = "Skipping the function and falling back to eager" in message
-            self._break(*_caller_in_user_code(message, m.group(1), int(m.group(2))), _reason(message), skipped)
+            self._break(m.group(1), int(m.group(2)), _reason(message), skipped,
+                        _caller_in_user_code(message, m.group(1)))
             return
         m = _SKIP.search(message)
         if m:
@@ -414,7 +415,7 @@ class DynamoRecorder:
             "compiled_at": self._site(file, first),
         })
 
-    def _break(self, file, line, reason, skipped=False):
+    def _break(self, file, line, reason, skipped=False, called_at=(None, None)):
         self.graph_breaks += 1
         if skipped:  # Dynamo gave up on the whole function: it runs eagerly
             self.skips += 1
@@ -423,6 +424,8 @@ class DynamoRecorder:
         if ev is None:
             ev = self._breaks[key] = {"kind": "graph_break", "file": file, "line": line,
                                       "reason": reason, "count": 0, "frame_skipped": skipped}
+            if called_at[0] is not None:  # logged inside the standard library: the user's call
+                ev["call_file"], ev["call_line"] = called_at
             self._events.append(ev)
         ev["count"] += 1
 
