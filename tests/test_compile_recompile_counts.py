@@ -160,3 +160,36 @@ def test_enum_members_and_strings_cycled(third, values, expected):
     assert found(src) == expected
     if expected:
         assert "3 graphs, 2 recompiles" in messages(src, "HPU017")[0]
+
+
+DISPATCH = """\
+import torch
+
+
+@torch.compile
+def encode(batch):
+    if isinstance(batch, dict):
+        batch = batch["x"]
+    elif isinstance(batch, (list, tuple)):
+        batch = batch[0]
+    return batch.relu()
+
+
+x = torch.randn(2, 3)
+for batch in ({forms}):
+    encode(batch)
+"""
+
+
+@pytest.mark.parametrize("forms, expected, says", [
+    ('x, (x,), {"x": x}, [x]', [("HPU017", 15)], "4 types: 4 graphs, 3 recompiles"),
+    ('(x,), {"x": x}, [x]', [("HPU017", 15)], "3 types: 3 graphs, 2 recompiles"),
+    ("(x,), [x]", [], None),  # two types: one recompile, as automatic dynamic costs
+    ("(x,), (x, x), (x,)", [], None),  # one type
+])
+def test_argument_cycled_over_container_types(forms, expected, says):
+    src = DISPATCH.format(forms=forms)
+    assert found(src) == expected
+    if says:
+        [msg] = messages(src, "HPU017")
+        assert says in msg and "guards on each argument's type" in msg

@@ -412,3 +412,51 @@ def test_backward_in_the_eager_loop_is_quiet():
             gain = np.random.uniform(0.8, 1.2)
             model(torch.randn(8, 4) * gain).sum().backward()
         """) == []
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("t = time.time()", [("HPU012", 11)]),  # a C builtin Dynamo skips
+    ("t = time.perf_counter()", [("HPU012", 11)]),
+    ("keep = random.random() < 0.5", [("HPU012", 11)]),
+    ("k = random.choice([1, 2])", [("HPU012", 11)]),
+    ("k = random.uniform(0.5, 1.5)", []),  # traced by Dynamo
+    ("k = random.randint(0, 3)", []),
+    ("raw = copy.deepcopy(loss)", [("HPU012", 11)]),  # a tensor
+    ("net = copy.deepcopy(model)", [("HPU012", 11)]),  # a module holds tensors
+    ("cfg = copy.deepcopy({'scale': 2})", []),  # numbers: copied in the graph
+])
+def test_calls_dynamo_skips_in_a_compiled_function(line, expected):
+    assert found(f"""\
+        import copy
+        import random
+        import time
+        import torch
+
+        model = torch.nn.Linear(4, 1)
+
+        @torch.compile
+        def step(x):
+            loss = model(x).pow(2).mean()
+            {line}
+            return loss
+        """) == expected
+
+
+def test_is_compiling_branches_are_left_out_of_the_graph():
+    assert found("""\
+        import time
+        import torch
+
+        @torch.compile
+        def step(x):
+            y = x * 2
+            if not torch.compiler.is_compiling():
+                print(y.sum().item(), time.time())
+            if torch._dynamo.is_compiling():
+                return y
+            else:
+                print(y.max().item())
+            if torch.compiler.is_compiling():
+                print(y.min().item())
+            return y
+        """) == [("HPU012", 14)]

@@ -84,9 +84,20 @@ def tied_lines(event, script) -> set:
     return out
 
 
+def break_lines_in(e, script) -> set:
+    """The script's lines a graph break is at: where Dynamo logged it, and for one logged inside
+    the standard library (`copy.deepcopy`), the user's call of it."""
+    out = set()
+    if _same_file(e.get("file"), script) and e.get("line"):
+        out.add(e["line"])
+    if e.get("call_line") and _same_file(e.get("call_file"), script):
+        out.add(e["call_line"])
+    return out
+
+
 def _breaks_in(run, script, lo, hi):
     return [e for e in run.get("events", []) if e.get("kind") == "graph_break"
-            and lo <= (e.get("line") or 0) <= hi and _same_file(e.get("file"), script)]
+            and any(lo <= n <= hi for n in break_lines_in(e, script))]
 
 
 def _tied(run, script, line, kind):
@@ -227,7 +238,7 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
     for e in run_result.get("events", []):
         kind = e.get("kind")
         if kind == "graph_break":
-            if e.get("line") in break_lines and _same_file(e.get("file"), script):
+            if break_lines_in(e, script) & break_lines:
                 continue
             out.append({"kind": "graph_break", "file": e.get("file"), "line": e.get("line"),
                         "reason": e.get("reason"), "count": e.get("count", 1)})

@@ -150,7 +150,8 @@ def format_text(run: dict, findings=None, unexplained=None) -> str:
         lines.append(f"graph breaks ({run.get('graph_breaks')}):")
         for e in breaks:
             tail = "; the whole function runs eagerly" if e.get("frame_skipped") else ""
-            lines.append(f"  {e.get('count', 1):>3} x at {_where(e.get('file'), e.get('line'), script)}: "
+            called = f" (called at {_where(e['call_file'], e['call_line'], script)})" if e.get("call_line") else ""
+            lines.append(f"  {e.get('count', 1):>3} x at {_where(e.get('file'), e.get('line'), script)}{called}: "
                          f"{e.get('reason') or '?'}{tail}")
     groups = _recompile_groups(run)
     if groups:

@@ -20,7 +20,9 @@ nothing else); their devices are the CPU.
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import sysconfig
 import warnings
 
 import torch
@@ -33,6 +35,25 @@ from .sim import StopReplay, user_frame
 REPLACED_BACKENDS = ("inductor", "hpu_backend", "openxla", "openxla_eval", "aot_eager", "cudagraphs",
                      "tvm", "onnxrt", "tensorrt", "torch_tensorrt", "ipex")
 _DROP_WITH_BACKEND = ("mode", "options")  # inductor settings, meaningless for another backend
+
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _in_stdlib(file) -> bool:
+    real = os.path.realpath(file)
+    return real.startswith(_STDLIB) and "site-packages" not in real
+
+
+def _caller_in_user_code(message, file):
+    """For a break Dynamo logs inside the standard library (``copy.deepcopy`` of a tensor breaks
+    in copy.py): the user's call of it, the innermost frame of the logged user stack that is not
+    in the standard library, as (file, line); else (None, None)."""
+    if not _in_stdlib(file):
+        return None, None
+    for at, n in reversed(_SKIP_AT.findall(message)):
+        if not _in_stdlib(at):
+            return at, int(n)
+    return None, None
 
 
 def _user_line(start=None):
@@ -302,7 +323,8 @@ class DynamoRecorder:
         m = _BREAK_AT.search(message + "\n")
         if m:
             skipped = "Skipping the function and falling back to eager" in message
-            self._break(m.group(1), int(m.group(2)), _reason(message), skipped)
+            self._break(m.group(1), int(m.group(2)), _reason(message), skipped,
+                        _caller_in_user_code(message, m.group(1)))
             return
         m = _SKIP.search(message)
         if m:
@@ -345,7 +367,7 @@ class DynamoRecorder:
             "compiled_at": self._site(file, first),
         })
 
-    def _break(self, file, line, reason, skipped=False):
+    def _break(self, file, line, reason, skipped=False, called_at=(None, None)):
         self.graph_breaks += 1
         if skipped:  # Dynamo gave up on the whole function: it runs eagerly
             self.skips += 1
@@ -354,6 +376,8 @@ class DynamoRecorder:
         if ev is None:
             ev = self._breaks[key] = {"kind": "graph_break", "file": file, "line": line,
                                       "reason": reason, "count": 0, "frame_skipped": skipped}
+            if called_at[0] is not None:  # logged inside the standard library: the user's call
+                ev["call_file"], ev["call_line"] = called_at
             self._events.append(ev)
         ev["count"] += 1
 

@@ -28,6 +28,25 @@ def compiled_why(an, fn) -> Optional[str]:
     return an.compiled_why(fn) if fn is not None and fn.kind == "function" else None
 
 
+IS_COMPILING = frozenset({"torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling",
+                          "torch._dynamo.is_compiling", "torch._utils.is_compiling"})
+
+
+def not_traced(an) -> bool:
+    """The point is in the branch of an `if` Dynamo does not take: the body of
+    `if not torch.compiler.is_compiling():` or the else of `if torch.compiler.is_compiling():`
+    (is_compiling() is True while Dynamo traces, so the other branch is left out of the graph;
+    measured on 2.13: no break for an `.item()` there)."""
+    for b in an.if_branches:
+        test, positive = b.node.test, True
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, positive = test.expression, not positive
+        if isinstance(test, cst.Call) and not test.args and (an.qualname(test.func) or "") in IS_COMPILING:
+            if positive != b.in_body:
+                return True
+    return False
+
+
 def where(fn, reason: str) -> str:
     return f"in {fn.name}(), {reason}"
 
@@ -346,9 +365,9 @@ def counter_values(counters: dict, names) -> Optional[int]:
 MANY = 3  # values: two recompiles; one recompile (two values) is what automatic dynamic costs anyway
 
 
-def recompiles_text(n: int, limit: int = RECOMPILE_LIMIT) -> str:
-    """What ``n`` different guarded values cost."""
+def recompiles_text(n: int, limit: int = RECOMPILE_LIMIT, unit: str = "values") -> str:
+    """What ``n`` different guarded values (or types) cost."""
     if n - 1 >= limit:
-        return (f"{n} values: a recompile for each new one until `recompile_limit` ({limit}), then "
+        return (f"{n} {unit}: a recompile for each new one until `recompile_limit` ({limit}), then "
                 "Dynamo runs it eagerly for the rest of the run (eager fallback)")
-    return f"{n} values: {n} graphs, {n - 1} recompiles (each a full compile)"
+    return f"{n} {unit}: {n} graphs, {n - 1} recompiles (each a full compile)"

@@ -11,7 +11,13 @@ trace ("Common Graph Breaks"; "Compiled Autograd" for the backward): ``Tensor.ba
 ``torch.autograd.grad``/``backward`` (``trace_autograd_ops`` is off by default), and NumPy random
 draws that return a Python number (``np.random.uniform(a, b)`` without a size: Dynamo runs NumPy
 as torch, and the scalar is a host read) or that torch's NumPy does not have
-(``np.random.permutation``, ``default_rng``...).
+(``np.random.permutation``, ``default_rng``...). Three kinds of call that Dynamo 2.13 skips
+("Working with Graph Breaks"; measured in docs/compile-target.md): a clock read (``time.time()``,
+``perf_counter``, ``monotonic``, ``process_time``: C builtins it does not know), Python
+``random`` draws other than ``randint``/``randrange``/``uniform`` (``random.random()``,
+``gauss``, ``choice``, ``shuffle``...: "marked as skipped"), and ``copy.deepcopy`` of a tensor or
+of a module (which holds tensors; a list of numbers is copied in the graph). None of them is
+reported under ``if not torch.compiler.is_compiling():`` (Dynamo takes the other branch).
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import libcst as cst
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
-                                           maybe_tensor, where)
+                                           maybe_tensor, not_traced, where)
 
 MESSAGE = (
     "{why}, so the graph breaks here on every call (graph break: the graph ends, Python runs it, "
@@ -42,6 +48,18 @@ NP_SCALAR = ("Dynamo runs NumPy calls as torch ops, but this draw returns a Pyth
 NP_MISSING = "Dynamo runs NumPy calls as torch ops, and torch's NumPy has no `{name}`"
 FIX_NP = ("Draw it with torch in the graph (`torch.empty(()).uniform_(a, b)`, `torch.rand(())`), "
           "or draw it in the eager code and pass it in as a tensor")
+SKIPPED = "Dynamo does not trace `{name}()` (it skips the call: {kind})"
+FIX_TIME = ("Read the clock in the eager code around the compiled call (after a device synchronize), "
+            "or use the profiler")
+FIX_RANDOM = ("Draw it in the eager code and pass it in, or draw a tensor with torch "
+              "(`torch.rand(())`) and use it without a Python branch on it (`torch.where`)")
+DEEPCOPY = "Dynamo does not support `copy.deepcopy()` of a tensor, nor of a module that holds tensors"
+FIX_DEEPCOPY = "Make the copy once in the eager code, outside the compiled function, and keep or pass it"
+# time (measured on 2.13: each one breaks the graph)
+CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time"})
+# Python random draws Dynamo 2.13 skips (randint, randrange and uniform are traced)
+PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", "shuffle", "sample",
+                       "getrandbits", "triangular", "betavariate", "expovariate"})
 # torch._numpy.random (torch 2.13): what Dynamo can run; the position of each one's `size`
 NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
              "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
@@ -52,11 +70,11 @@ LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical"
 class HostReadBreaksGraph(Rule):
     code = "HPU012"
     name = "host-read-breaks-graph"
-    summary = (".item()/.tolist()/float() of a tensor, print, logging, .backward() or a NumPy random scalar "
-               "inside a torch.compile'd function (graph break)")
+    summary = (".item()/.tolist()/float() of a tensor, print, logging, .backward(), a NumPy or Python random "
+               "scalar, a clock read or deepcopy of a tensor inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
-                "warning(", "error(", "log(", "backward(", "autograd", "random.")
+                "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -69,7 +87,7 @@ class HostReadBreaksGraph(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         fn = an.function
-        if fn.kind != "function":
+        if fn.kind != "function" or not_traced(an):
             return
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -93,11 +111,26 @@ class HostReadBreaksGraph(Rule):
                 self._report(node, f"`{func.value}()` of a tensor", FIX_SCALAR, lambda: is_tensor(an, v))
             elif func.value == "print" and "print" not in an.bound_names():
                 self._print(node, "printing")
+            else:
+                self._calls(node)
 
     def _calls(self, node: cst.Call) -> None:
-        """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`."""
-        qn = self.an.qualname(node.func) or ""
-        if qn in ("torch.autograd.grad", "torch.autograd.backward"):
+        """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`, clock reads,
+        Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module."""
+        an = self.an
+        qn = an.qualname(node.func) or ""
+        module, _, name = qn.rpartition(".")
+        if (module, name) in (("time", n) for n in CLOCKS) or (module == "random" and name in PY_RANDOM):
+            said = f"`{qn}()`"
+            kind = "a C builtin" if module == "time" or name in ("random", "getrandbits") else "marked as skipped"
+            fix = FIX_TIME if module == "time" else FIX_RANDOM
+            why = SKIPPED.format(name=qn, kind=kind)
+            self._report(node, said, fix, lambda: True, subject=lambda: (said, why))
+        elif qn == "copy.deepcopy" and node.args:
+            v = an.value(node.args[0].value)
+            self._report(node, "`copy.deepcopy()`", FIX_DEEPCOPY, lambda: is_tensor(an, v) or an.kind(v) == "model",
+                         subject=lambda: ("`copy.deepcopy()`", DEEPCOPY))
+        elif qn in ("torch.autograd.grad", "torch.autograd.backward"):
             said = f"`{qn}()`"
             self._report(node, said, FIX_BACKWARD, lambda: True, subject=lambda: (said, AUTOGRAD))
         elif qn.startswith("numpy.random.") and qn.count(".") == 2:

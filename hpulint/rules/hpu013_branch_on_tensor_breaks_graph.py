@@ -16,7 +16,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import compiled_why, is_tensor, where
+from hpulint.rules.compiled_region import compiled_why, is_tensor, not_traced, where
 
 MESSAGE = (
     "`{kind}` on a tensor's value {where}: Dynamo cannot trace a branch chosen by the data, so "
@@ -63,7 +63,7 @@ class BranchOnTensorBreaksGraph(Rule):
     def _check(self, test: cst.BaseExpression, kind: str, fix: str = FIX, parts=None) -> None:
         an = self.an
         fn = an.function
-        if fn.kind != "function":
+        if fn.kind != "function" or not_traced(an):
             return
         parts = [an.value(p) for e in (parts if parts is not None else [test]) for p in _operands(e)]
 

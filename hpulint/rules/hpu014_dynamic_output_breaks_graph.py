@@ -15,7 +15,7 @@ import libcst as cst
 
 from hpulint.analysis.build import mask_value
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import captures_dynamic_shapes, compiled_why, is_tensor, where
+from hpulint.rules.compiled_region import captures_dynamic_shapes, compiled_why, is_tensor, not_traced, where
 
 MESSAGE = (
     "{what} {where}: {reason}, so the graph breaks here on every call (graph break: the graph "
@@ -112,6 +112,8 @@ class DynamicOutputBreaksGraph(Rule):
     def _report(self, node: cst.CSTNode, what: str, reason: str, fix: str, check) -> None:
         an = self.an
         fn = an.function
+        if not_traced(an):
+            return
 
         def when():
             why = compiled_why(an, fn)

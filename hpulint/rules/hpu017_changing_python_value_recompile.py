@@ -43,10 +43,13 @@ CUT = ("the list `{arg}` changes length ({how} in the loop)", "a list's length",
        "Pass one stacked tensor (its size can be dynamic), or pad the list to a fixed length")
 COUNTED = (
     "`{arg}` {kind} ({how}) from one call of the compiled `{name}` to the next: Dynamo guards on "
-    "{guard} and does not make it dynamic, so it compiles the function once per value, "
-    "{values}. Pass what it selects as a tensor, or keep the choice out of the compiled function "
-    "(one compiled function per value)"
+    "{guard} and does not make it dynamic, so it compiles the function once per {unit}, "
+    "{values}. {fix}"
 )
+FIX_VALUE = ("Pass what it selects as a tensor, or keep the choice out of the compiled function "
+             "(one compiled function per value)")
+FIX_TYPE = ("Give it one form before the call (always a tuple of tensors, or always a dict with the same "
+            "keys), or keep the dispatch in the eager code and compile one function per form")
 APPENDS = (
     "`{name}()` appends to the module-level list `{arg}`, which keeps growing from one call to the next: "
     "Dynamo guards on the list's length, so every call of the compiled `{fn}` recompiles, and once it "
@@ -60,7 +63,8 @@ class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
-               "dict entry or list that changes, or cycled over 3 or more strings or Enum members (recompile per value)")
+               "dict entry or list that changes, or cycled over 3 or more strings, Enum members or container types "
+               "(recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -160,8 +164,10 @@ class ChangingValueRecompile(LoopCalls):
                 if counted is not None:
                     reported.add(callee)
                     arg, kind, how, guard, n = counted
-                    self.report(call, COUNTED.format(arg=arg, kind=kind, how=how, name=callee, guard=guard,
-                                                     values=recompiles_text(n, self.limit)))
+                    unit = "type" if "type" in guard else "value"
+                    self.report(call, COUNTED.format(arg=arg, kind=kind, how=how, name=callee, guard=guard, unit=unit,
+                                                     values=recompiles_text(n, self.limit, unit + "s"),
+                                                     fix=FIX_TYPE if unit == "type" else FIX_VALUE))
                 continue
             (what, guard, fix), arg, how = hit
             reported.add(callee)
@@ -229,6 +235,11 @@ class ChangingValueRecompile(LoopCalls):
         if all(isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name)
                and el.value.value.value in self.enums for el in it.elements):
             return arg, "is each of a few Enum members", how, "an Enum member by identity", len(values)
+        kinds = {_container(el.value) for el in it.elements}
+        if len(kinds) >= MANY:
+            said = ", ".join(f"a {k}" for k in sorted(kinds - {"value"}))
+            said += " and another value" if "value" in kinds else ""
+            return arg, f"is {said} in turn", how, "each argument's type", len(kinds)
         return None
 
     def _reads(self, fn: cst.FunctionDef) -> set:
@@ -299,6 +310,15 @@ def _grown(kind, name: str, how: str):
     if how.startswith(" = "):
         return (CUT if kind is LIST else kind), name, f"`{name}{how}`"
     return kind, name, f"`{name}{how}`" if how.startswith(".") else "`+=`"
+
+
+def _container(expr: cst.BaseExpression) -> str:
+    """The Python type a literal element is written as: dict, list, tuple; "value" for anything else."""
+    if isinstance(expr, (cst.Dict, cst.DictComp)):
+        return "dict"
+    if isinstance(expr, (cst.List, cst.ListComp)):
+        return "list"
+    return "tuple" if isinstance(expr, cst.Tuple) else "value"
 
 
 def _is_list(expr: cst.BaseExpression) -> bool:
