@@ -371,3 +371,20 @@ def recompiles_text(n: int, limit: int = RECOMPILE_LIMIT, unit: str = "values") 
         return (f"{n} {unit}: a recompile for each new one until `recompile_limit` ({limit}), then "
                 "Dynamo runs it eagerly for the rest of the run (eager fallback)")
     return f"{n} {unit}: {n} graphs, {n - 1} recompiles (each a full compile)"
+
+
+def int_of_counters(expr: cst.BaseExpression, counters: dict) -> bool:
+    """An int made of loop counters and int literals (`epoch + 1`, `2 * i`, `-w`)."""
+    names = []
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            names.append(n.value)
+        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
+            stack += (n.left, n.right)
+        elif isinstance(n, cst.UnaryOperation):
+            stack.append(n.expression)
+        elif not isinstance(n, cst.Integer):
+            return False
+    return bool(names) and all(n in counters for n in names)

@@ -15,7 +15,8 @@ import libcst as cst
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, counter_values, counters_here,
-                                           is_compile_call, names_in, recompile_limit, recompiles_text)
+                                           int_of_counters, is_compile_call, names_in, recompile_limit,
+                                           recompiles_text)
 
 MESSAGE = (
     "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
@@ -90,7 +91,7 @@ class ModuleAttributeRecompile(Rule):
             tgt = node.targets[0].target
             counters = counters_here(an)
             if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value != "self" \
-                    and _int_of(node.value, counters):
+                    and int_of_counters(node.value, counters):
                 self.sets.append((node, tgt.value.value, tgt.attr.value, an.loop, counters))
         cls = an.current_class
         if cls is None or an.function.name != "__init__":
@@ -232,21 +233,6 @@ class ModuleAttributeRecompile(Rule):
             self.report(calls[0][1], SET.format(target=f"{inst}.{attr}", value=code(node.value), cls=cls, attr=attr,
                                                 compiled=calls[0][0],
                                                 how=how, values=values))
-
-
-def _int_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    """An int made of loop counters and int literals (`epoch`, `epoch + 1`, `2 * i`)."""
-    names = []
-    stack = [expr]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            names.append(n.value)
-        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
-            stack += (n.left, n.right)
-        elif not isinstance(n, cst.Integer):
-            return False
-    return bool(names) and all(n in counters for n in names)
 
 
 def _called_names(node: cst.CSTNode) -> set:

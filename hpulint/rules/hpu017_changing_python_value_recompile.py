@@ -14,7 +14,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code
-from hpulint.rules.compiled_region import MANY, LoopCalls, bound_name, is_compile_call, names_in, recompiles_text
+from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, int_of_counters, is_compile_call, names_in,
+                                           recompiles_text)
 
 MESSAGE = (
     "{what} from one call of the compiled `{name}` to the next: Dynamo guards on {guard} and does not make it "
@@ -121,7 +122,7 @@ class ChangingValueRecompile(LoopCalls):
                 if any(n in counters for n in names_in(node.value)) and not _has_float(node.value):
                     self.bumped.setdefault(id(an.loop), {})[target.value] = f"`{code(node)}`"
             elif isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name) \
-                    and _int_of(node.value, counters):
+                    and int_of_counters(node.value, counters):
                 self.entries.setdefault(id(an.loop), {})[target.value.value] = (code(target), f"`{code(node)}`")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -324,23 +325,6 @@ def _container(expr: cst.BaseExpression) -> str:
 def _is_list(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.List) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)
                                           and expr.func.value == "list" and not expr.args)
-
-
-def _int_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    """An int made of loop counters and int literals (`w`, `2 * i + 1`)."""
-    names = []
-    stack = [expr]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Name):
-            names.append(n.value)
-        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
-            stack += (n.left, n.right)
-        elif isinstance(n, cst.UnaryOperation):
-            stack.append(n.expression)
-        elif not isinstance(n, cst.Integer):
-            return False
-    return bool(names) and all(n in counters for n in names)
 
 
 def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
