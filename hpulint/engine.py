@@ -77,6 +77,17 @@ class FileState:
         """Whether finishing can report anything (a rule ran on the file)."""
         return self.ctx is not None and bool(self.ctx.rules)
 
+    def release(self) -> None:
+        """Let go of the tree and the analysis once the file is done with. The rules, the
+        analysis' scopes and loops and the deferred reports refer to each other and to the
+        tree's nodes: unless those cycles are broken here, only Python's cyclic garbage
+        collector frees the tree (the runner keeps the collector off while it lints)."""
+        ctx = self.ctx
+        if ctx is not None:
+            ctx.release()
+        self.ctx = None
+        self.tree = None
+
 
 def lint_source(source: str, path: str = "<string>", config: Optional[Config] = None) -> list:
     """Lint Python source text on its own; return its findings (sorted by line, column, code).
@@ -161,6 +172,26 @@ def enabled_rules(source: str, path: str, config: Config) -> list:
     ]
 
 
+def _unchecked(self) -> None:
+    """Stands in for CSTNode.__post_init__ (which calls ``_validate``) while the parser builds a tree."""
+
+
+def parse_module(source: str) -> cst.Module:
+    """``cst.parse_module`` without libcst's per-node validation: every node the parser builds
+    calls ``_validate`` from ``__post_init__`` (whitespace regexes, name and operator checks),
+    which a tree straight from the parser always passes (libcst's own comment there: "It might
+    make more sense to move validation work into the visitor, which would allow us to avoid
+    validating the tree when parsing a file"). About an eighth of the parse. Nodes made by fixes
+    are validated as usual: the hook is put back as soon as the parse returns or raises."""
+    node_type = cst.CSTNode
+    checked = node_type.__dict__["__post_init__"]
+    node_type.__post_init__ = _unchecked
+    try:
+        return cst.parse_module(source)
+    finally:
+        node_type.__post_init__ = checked
+
+
 def analyse_source(source: str, path: str, config: Config, module_name: Optional[str] = None,
                    lint: bool = True, is_package: bool = False, script: bool = True,
                    index: bool = False) -> FileState:
@@ -171,7 +202,7 @@ def analyse_source(source: str, path: str, config: Config, module_name: Optional
     if lint and not rules and not index:
         return state  # nothing to check here and no project to summarise it for: not parsed
     try:
-        tree = cst.parse_module(source)
+        tree = parse_module(source)
     except cst.ParserSyntaxError as exc:
         state.errors.append(FileError(path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column))
         return state
@@ -320,6 +351,12 @@ class _FileContext:
         self.pending: list = []
         self.crashes: list = []
         self.failed: set = set()  # rules that raised: their later callbacks are skipped
+
+    def release(self) -> None:
+        for rule in self.rules:
+            rule.__dict__.clear()
+        self.analysis.release()
+        self.__dict__.clear()
 
     def add(self, rule, node, message, fix, when) -> None:
         if rule.default_target and not self.config.explicit(rule.code):

@@ -68,14 +68,16 @@ class _Worker:
             path, module, is_package, script, lint = item
             state = analyse_file(Path(path), self.config, module, lint=lint, is_package=is_package,
                                  script=script, index=True)
+            out.append((path, state.summary, [] if lint else state.errors))
             if lint:
                 size = _size(path)
                 if self.keep_tree or self.kept + size <= KEEP_BYTES:
                     self.states[path] = state
                     self.kept += size
-                else:
-                    self.dropped[path] = item
-            out.append((path, state.summary, [] if lint else state.errors))
+                    continue
+                self.dropped[path] = item
+            state.release()
+            _bound_garbage()
         return out
 
     def finish(self, linked, paths: list) -> list:
@@ -91,11 +93,14 @@ class _Worker:
             else:
                 self.kept -= _size(path)
             result = finish_file(state, linked, keep_tree=self.keep_tree)
+            state.release()
             out.append(result if self.keep_tree else _light(result))
+            _bound_garbage()
         return out
 
 
 def _serve(conn, config: Config) -> None:  # pragma: no cover - runs in a worker process
+    gc.disable()  # as in run(): trees are freed by reference counts, see _bound_garbage
     worker = _Worker(config)
     while True:
         msg = conn.recv()
@@ -177,16 +182,37 @@ def run(infos: list, lint_paths: list, config: Config, jobs: int = 1, cache=None
 
     Returns (results in the order of ``lint_paths``, the linked project facts).
 
-    The run keeps up to KEEP_BYTES of parsed trees alive, so Python's cyclic garbage collector,
-    at its default thresholds, walks them again and again (about half a parse's time in all,
-    measured on torch's nn/optim/utils); its threshold is raised for the run and restored after.
+    Python's cyclic garbage collector is off for the run (and in its workers). A parse makes
+    hundreds of thousands of objects and the run keeps up to KEEP_BYTES of trees alive, so the
+    collector would walk them again and again, for nothing: a tree has no reference cycles, and
+    the ones the analysis makes are broken when a file is done (``FileState.release``), so every
+    tree is freed by its reference counts, as in a bare parse. :func:`_bound_garbage` collects
+    only if something kept far more objects than expected alive.
     """
-    before = gc.get_threshold()
-    gc.set_threshold(100_000, 20, 20)
+    was_on = gc.isenabled()
+    gc.disable()
+    _GARBAGE["live"] = 0
     try:
         return _run(infos, lint_paths, config, jobs, cache, keep_tree)
     finally:
-        gc.set_threshold(*before)
+        if was_on:
+            gc.enable()
+
+
+# Objects the collector tracks, made and not yet freed since its last collection, past which
+# _bound_garbage collects (a tree of 1 MB of source is about 300,000; a worker keeps up to
+# KEEP_BYTES of trees): the bound on memory if a reference cycle ever keeps trees alive.
+GC_OBJECTS = 4_000_000
+_GARBAGE = {"live": 0}  # objects that survived the last collection (an estimate)
+
+
+def _bound_garbage() -> None:
+    """With the collector off: collect when the objects made since the last collection exceed
+    both GC_OBJECTS and what survived it (so a run that keeps every tree, for --fix or SARIF,
+    collects a logarithmic number of times, as the collector's own oldest generation does)."""
+    made = gc.get_count()[0]
+    if made > GC_OBJECTS and made > _GARBAGE["live"]:
+        _GARBAGE["live"] += made - gc.collect()
 
 
 def _run(infos: list, lint_paths: list, config: Config, jobs: int, cache, keep_tree: bool):

@@ -37,6 +37,13 @@ class Analysis(Walker):
         self.facts: Optional[FileFacts] = None
         self.resolver: Optional[Resolver] = None
 
+    def release(self) -> None:
+        """Break the references between scopes, loops and classes (and to the tree's nodes),
+        so the file's tree is freed as soon as the engine drops it: see ``FileState.release``."""
+        for obj in (*self.all_functions, *self.scopes, *self.all_loops, *self.classes.values()):
+            obj.__dict__.clear()
+        self.__dict__.clear()
+
     # --- binding to the project ----------------------------------------------------------
 
     def bind(self, facts: FileFacts) -> None:

@@ -63,18 +63,20 @@ def maybe_tensor(an, v) -> bool:
 
 def recompile_limit(source: str) -> int:
     """`torch._dynamo.config.recompile_limit = N` (or the older cache_size_limit) in the file."""
+    if "recompile_limit" not in source and "cache_size_limit" not in source:
+        return RECOMPILE_LIMIT  # the search below costs a scan with backtracking at every character
     m = _LIMIT.search(source)
     return int(m.group(1)) if m else RECOMPILE_LIMIT
 
 
 def captures_scalars(source: str) -> bool:
     """`torch._dynamo.config.capture_scalar_outputs = True`: `.item()` stays in the graph."""
-    return bool(_SCALARS.search(source))
+    return "capture_scalar_outputs" in source and bool(_SCALARS.search(source))
 
 
 def captures_dynamic_shapes(source: str) -> bool:
     """`capture_dynamic_output_shape_ops = True`: nonzero & co. stay in the graph."""
-    return bool(_DYNAMIC_OUT.search(source))
+    return "capture_dynamic_output_shape_ops" in source and bool(_DYNAMIC_OUT.search(source))
 
 
 def fullgraph(an, call: cst.Call) -> bool:
