@@ -11,7 +11,7 @@ leaves the file's *summary* (what other files need to know) and the rules' pendi
 files to a fixed point.
 
 *Finish* (per file): the analysis is bound to the linked facts, the rules' ``finish`` and
-deferred conditions run, and positions (libcst's PositionProvider) are computed only for files
+deferred conditions run, and positions (as libcst's PositionProvider gives them) are computed only for files
 that have something to report.
 """
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Optional
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from hpulint.analysis import Analysis, analysis_handlers
 from hpulint.analysis.facts import FileFacts
@@ -283,10 +282,11 @@ def _finish(state: FileState, linked, keep_tree: bool) -> FileResult:
 
 
 def _positions(module: cst.Module):
-    """node -> CodeRange for every node: libcst's PositionProvider on its own. (Through
-    ``MetadataWrapper.resolve`` it also costs an empty visit of the whole tree, for the batchable
-    providers, of which there are none here: that visit was half of the cost.)"""
-    return PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
+    """node -> CodeRange for every node, as libcst's PositionProvider gives them (see
+    :mod:`hpulint.positions`)."""
+    from hpulint.positions import positions
+
+    return positions(module)
 
 
 def link(summaries: list, config: Config):
@@ -421,17 +421,30 @@ def _only_in_lazy_mode(an: Analysis, fn, inner):
 # --- the walk --------------------------------------------------------------------------------
 
 
+_HANDLERS: dict = {}  # rule class -> its (node type, method name, is a visit_) in name order
+
+
+def _rule_handlers(cls) -> list:
+    found = _HANDLERS.get(cls)
+    if found is None:
+        found = []
+        for attr in dir(cls):
+            if attr.startswith("visit_") or attr.startswith("leave_"):
+                node_type = getattr(cst, attr[6:], None)
+                if node_type is None:
+                    raise TypeError(f"{cls.__name__}.{attr}: no libcst node {attr[6:]}")
+                found.append((node_type, attr, attr.startswith("visit_")))
+        _HANDLERS[cls] = found
+    return found
+
+
 def _dispatch_tables(ctx: _FileContext) -> tuple:
     enter: dict = {}
     leave: dict = {}
     for rule in ctx.rules:
-        for attr in dir(type(rule)):
-            if attr.startswith("visit_") or attr.startswith("leave_"):
-                node_type = getattr(cst, attr[6:], None)
-                if node_type is None:
-                    raise TypeError(f"{type(rule).__name__}.{attr}: no libcst node {attr[6:]}")
-                table = enter if attr.startswith("visit_") else leave
-                table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
+        for node_type, attr, is_visit in _rule_handlers(type(rule)):
+            table = enter if is_visit else leave
+            table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
     return enter, leave
 
 

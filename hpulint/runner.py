@@ -66,15 +66,20 @@ class _Worker:
         out = []
         for item in items:
             path, module, is_package, script, lint = item
-            state = analyse_file(Path(path), self.config, module, lint=lint, is_package=is_package,
-                                 script=script, index=True)
-            out.append((path, state.summary, [] if lint else state.errors))
+            keep = False
             if lint:
                 size = _size(path)
-                if self.keep_tree or self.kept + size <= KEEP_BYTES:
-                    self.states[path] = state
-                    self.kept += size
-                    continue
+                keep = self.keep_tree or self.kept + size <= KEEP_BYTES
+            # a linted file that is not kept is only summarised now (no rules run): it is
+            # analysed again, with its rules, when it is finished
+            state = analyse_file(Path(path), self.config, module, lint=keep, is_package=is_package,
+                                 script=script, index=True)
+            out.append((path, state.summary, [] if lint else state.errors))
+            if keep:
+                self.states[path] = state
+                self.kept += size
+                continue
+            if lint:
                 self.dropped[path] = item
             state.release()
             _bound_garbage()

@@ -7,13 +7,28 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+# libcst's node classes are ABCs: an isinstance() test that fails runs ABCMeta.__instancecheck__
+# (a Python call). The helpers below, called for most nodes of every file, test the exact class
+# (libcst's concrete node classes have no subclasses) and look the rest up in a table.
+_Name = cst.Name
+_Attribute = cst.Attribute
+_NODE_CLASSES: dict = {}  # class -> whether it is a libcst node
+
+
+def is_node_class(cls) -> bool:
+    known = _NODE_CLASSES.get(cls)
+    if known is None:
+        known = _NODE_CLASSES[cls] = issubclass(cls, cst.CSTNode)
+    return known
+
+
 def dotted(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is _Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is _Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
@@ -24,13 +39,35 @@ _EMPTY = cst.Module(body=[])
 
 def code(node: cst.CSTNode) -> str:
     """The source text of a node."""
-    return _EMPTY.code_for_node(node)
+    text = _plain_dotted(node)
+    return text if text is not None else _EMPTY.code_for_node(node)
+
+
+def _plain_dotted(node) -> Optional[str]:
+    """The text of a name or dotted name written without parentheses, spaces or comments (most
+    of what the rules quote), without generating code; None for anything else."""
+    parts = []
+    while type(node) is _Attribute:
+        dot = node.dot
+        if node.lpar or not (_no_space(dot.whitespace_before) and _no_space(dot.whitespace_after)):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not _Name or node.lpar:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _no_space(ws) -> bool:
+    return type(ws) is cst.SimpleWhitespace and ws.value == ""
 
 
 def last_name(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.Name):
+    tp = type(node)
+    if tp is _Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if tp is _Attribute:
         return node.attr.value
     return None
 
@@ -57,12 +94,14 @@ def child_nodes(node: cst.CSTNode) -> list:
     searches (libcst's builds a copy of the node, and includes whitespace and punctuation)."""
     out = []
     tp = type(node)
+    nodes = _NODE_CLASSES
     for name in CHILD_FIELDS.get(tp) or child_fields(tp):
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        cls = value.__class__
+        if nodes.get(cls) or (cls not in nodes and is_node_class(cls)):
             out.append(value)
-        elif value.__class__ in (list, tuple):
-            out += [c for c in value if isinstance(c, cst.CSTNode)]
+        elif cls is tuple or cls is list:
+            out += [c for c in value if nodes.get(c.__class__) or is_node_class(c.__class__)]
     return out
 
 
@@ -76,26 +115,31 @@ def _expr_fields(tp) -> tuple:
     return fields
 
 
+_Arg = cst.Arg
+_NO_NAMES = frozenset({cst.Lambda, cst.SimpleString, cst.Integer, cst.Float})
+
+
 def names_in(node: cst.CSTNode) -> Iterator[str]:
     """Every Name read in an expression (not attribute names, not keyword names, not lambdas)."""
+    nodes = _NODE_CLASSES
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        tp = n.__class__
+        if tp is _Name:
             yield n.value
-        elif isinstance(n, cst.Attribute):
+        elif tp is _Attribute or tp is _Arg:
             stack.append(n.value)
-        elif isinstance(n, cst.Arg):
-            stack.append(n.value)
-        elif isinstance(n, (cst.Lambda, cst.SimpleString, cst.Integer, cst.Float)):
+        elif tp in _NO_NAMES:
             continue
-        elif isinstance(n, cst.CSTNode):
-            for f in _EXPR_FIELDS.get(type(n)) or _expr_fields(type(n)):
+        elif nodes.get(tp) or (tp not in nodes and is_node_class(tp)):
+            for f in _EXPR_FIELDS.get(tp) or _expr_fields(tp):
                 v = getattr(n, f)
-                if isinstance(v, cst.CSTNode):
+                cls = v.__class__
+                if nodes.get(cls) or (cls not in nodes and is_node_class(cls)):
                     stack.append(v)
-                elif isinstance(v, (list, tuple)):
-                    stack.extend(c for c in v if isinstance(c, cst.CSTNode))
+                elif cls is tuple or cls is list:
+                    stack.extend(c for c in v if nodes.get(c.__class__) or is_node_class(c.__class__))
 
 
 def target_names(target: cst.BaseExpression) -> list:

@@ -63,17 +63,29 @@ def r(kind: str) -> R:
 
 
 class Val:
-    __slots__ = ()
+    """A value the analysis tracks: immutable once made (its hash is kept after the first use:
+    values nest, and hashing one hashed every value inside it again)."""
+
+    __slots__ = ("_hash",)
     tag = ""
 
     def fields(self) -> tuple:
         return tuple(getattr(self, s) for s in self.__slots__)
 
     def __eq__(self, other) -> bool:
-        return type(self) is type(other) and self.fields() == other.fields()
+        return self is other or (type(self) is type(other) and self.fields() == other.fields())
 
     def __hash__(self) -> int:
-        return hash((self.tag, self.fields()))
+        try:
+            return self._hash
+        except AttributeError:
+            pass
+        h = self._hash = hash((self.tag, self.fields()))
+        return h
+
+    def __reduce__(self):
+        # not the kept hash: a string's hash differs from one process to another
+        return type(self), self.fields()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}{self.fields()!r}"
