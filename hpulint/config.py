@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -118,9 +119,20 @@ def _best(code: str, prefixes: list) -> int:
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return _resolved(path).relative_to(_resolved(root)).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def _resolved(path: Path) -> Path:
+    """``path.resolve()``, once per path: discovery asks for each file's path relative to the
+    root three times (include, exclude, test), and a resolve is a system call per component."""
+    return _resolve(path if path.is_absolute() else Path.cwd() / path)
+
+
+@functools.lru_cache(maxsize=16384)
+def _resolve(path: Path) -> Path:
+    return path.resolve()
 
 
 def _glob_match(rel: str, pattern: str) -> bool:

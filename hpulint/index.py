@@ -79,31 +79,42 @@ def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX
     """The index (FileInfo of every file to summarise); the linted files come first. Without a
     project marker the index is the linted files, the files next to them and what they import
     (transitively): a loose script is not linked with whatever else its folder holds further down."""
+    resolved: dict = {}  # each path resolved once (a system call per path component)
+
+    def real(f) -> Path:
+        r = resolved.get(f)
+        if r is None:
+            r = resolved[f] = Path(f).resolve()
+        return r
+
     infos = {}
     for f in lint_files:
-        infos[Path(f).resolve()] = info_for(Path(f), root)
+        infos[real(f)] = info_for(Path(f), root)
     everything, _ = discover([str(root)], config)
     if not is_project(root, config):
-        folders = {Path(f).resolve().parent for f in lint_files}
+        folders = {real(f).parent for f in lint_files}
         for f in everything:
-            if Path(f).resolve().parent in folders:
-                infos.setdefault(Path(f).resolve(), info_for(Path(f), root))
+            if real(f).parent in folders and real(f) not in infos:
+                infos[real(f)] = info_for(Path(f), root)
         limit = -1  # then only what they import
     if len(everything) <= limit:
         for f in everything:
-            infos.setdefault(Path(f).resolve(), info_for(Path(f), root))
+            if real(f) not in infos:
+                infos[real(f)] = info_for(Path(f), root)
         return list(infos.values())
+    if all(real(f) in infos for f in everything):
+        return list(infos.values())  # nothing left for their imports to add
     by_module = {}
     for f in everything:
-        info = info_for(Path(f), root)
+        info = infos.get(real(f)) or info_for(Path(f), root)
         by_module.setdefault(info.module, info)
     todo = list(infos.values())
     while todo:  # the linted files (and a loose script's siblings), then what they import
         info = todo.pop()
         for mod in imported_modules(info):
             target = by_module.get(mod)
-            if target is not None and target.path.resolve() not in infos:
-                infos[target.path.resolve()] = target
+            if target is not None and real(target.path) not in infos:
+                infos[real(target.path)] = target
                 todo.append(target)
     return list(infos.values())
 
