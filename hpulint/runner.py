@@ -43,19 +43,22 @@ class _Cached:
         self.records = records
 
 
-# Source bytes whose analysed trees a worker keeps between the phases (a tree takes tens of
-# times its source in memory): past this, a file is analysed again when it is finished, so a
-# repository of thousands of files lints in bounded memory.
-KEEP_BYTES = 4_000_000
+# Source bytes whose analysed trees a run keeps between the phases, shared equally by its
+# workers (a kept file takes about 55 times its source in memory, trees and analysis): past
+# this, a file is analysed again when it is finished, so a repository of thousands of files
+# lints in bounded memory, whatever the number of jobs.
+KEEP_BYTES = 8_000_000
 
 
 class _Worker:
     """Analyses files and finishes them later: the files' trees stay here in between, up to
-    :data:`KEEP_BYTES` of source; the others are analysed again when they are finished."""
+    its share of :data:`KEEP_BYTES` of source; the others are analysed again when they are
+    finished."""
 
-    def __init__(self, config: Config, keep_tree: bool = False) -> None:
+    def __init__(self, config: Config, keep_tree: bool = False, share: int = 1) -> None:
         self.config = config
         self.keep_tree = keep_tree
+        self.keep_bytes = KEEP_BYTES // share
         self.states: dict = {}
         self.dropped: dict = {}  # path -> the item to analyse it again
         self.kept = 0
@@ -69,7 +72,7 @@ class _Worker:
             keep = False
             if lint:
                 size = _size(path)
-                keep = self.keep_tree or self.kept + size <= KEEP_BYTES
+                keep = self.keep_tree or self.kept + size <= self.keep_bytes
             # a linted file that is not kept is only summarised now (no rules run): it is
             # analysed again, with its rules, when it is finished
             state = analyse_file(Path(path), self.config, module, lint=keep, is_package=is_package,
@@ -104,9 +107,9 @@ class _Worker:
         return out
 
 
-def _serve(conn, config: Config) -> None:  # pragma: no cover - runs in a worker process
+def _serve(conn, config: Config, share: int) -> None:  # pragma: no cover - runs in a worker process
     gc.disable()  # as in run(): trees are freed by reference counts, see _bound_garbage
-    worker = _Worker(config)
+    worker = _Worker(config, share=share)
     while True:
         msg = conn.recv()
         if msg[0] == "analyse":
@@ -127,7 +130,7 @@ class _Pool:
         self.conns, self.procs = [], []
         for _ in range(jobs):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(child, config), daemon=True)
+            proc = ctx.Process(target=_serve, args=(child, config, jobs), daemon=True)
             proc.start()
             child.close()
             self.conns.append(parent)
@@ -205,9 +208,10 @@ def run(infos: list, lint_paths: list, config: Config, jobs: int = 1, cache=None
 
 
 # Objects the collector tracks, made and not yet freed since its last collection, past which
-# _bound_garbage collects (a tree of 1 MB of source is about 300,000; a worker keeps up to
-# KEEP_BYTES of trees): the bound on memory if a reference cycle ever keeps trees alive.
-GC_OBJECTS = 4_000_000
+# _bound_garbage collects (a file kept with its analysis is about 500,000 per MB of source, and
+# a run keeps up to KEEP_BYTES of them): the bound on memory if a reference cycle ever keeps
+# trees alive.
+GC_OBJECTS = 6_000_000
 _GARBAGE = {"live": 0}  # objects that survived the last collection (an estimate)
 
 
