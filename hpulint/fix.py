@@ -153,13 +153,13 @@ def _add_imports(module: cst.Module, imports: list) -> cst.Module:
 
 
 def _is_import_line(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    return type(stmt) is cst.SimpleStatementLine and all(
+        type(s) in (cst.Import, cst.ImportFrom) for s in stmt.body)
 
 
 def _is_docstring(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(
-        stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    return type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Expr \
+        and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
 
 
 def _validate(text: str, path: str) -> Optional[str]:

@@ -58,7 +58,7 @@ def _value(an, node) -> Val:
         return Attr(value(an, node.value), node.attr.value)
     if tp is cst.Subscript:
         base = value(an, node.value)
-        if any(isinstance(el.slice, cst.Slice) for el in node.slice):
+        if any(type(el.slice) is cst.Slice for el in node.slice):
             return base  # a slice of a tensor is a tensor, of a list a list
         if len(node.slice) == 1:
             return Elem(base, _int_literal(node.slice[0].slice.value))
@@ -67,14 +67,14 @@ def _value(an, node) -> Val:
         return arith(value(an, node.left), value(an, node.right))
     if tp is cst.Comparison:
         ops = [c.operator for c in node.comparisons]
-        if any(isinstance(o, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for o in ops):
+        if any(type(o) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for o in ops):
             return V_SCALAR
-        if any(isinstance(c.comparator, cst.Name) and c.comparator.value == "None" for c in node.comparisons):
+        if any(type(c.comparator) is cst.Name and c.comparator.value == "None" for c in node.comparisons):
             return V_SCALAR  # `t != None`: Python answers by identity, no tensor is read
         parts = (value(an, node.left), *(value(an, c.comparator) for c in node.comparisons))
         return Arith(parts, "cmp")
     if tp is cst.UnaryOperation:
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             return V_SCALAR
         return value(an, node.expression)
     if tp is cst.BooleanOperation:
@@ -86,7 +86,7 @@ def _value(an, node) -> Val:
     if tp in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
         return V_OTHER
     if tp is cst.Tuple:
-        if any(isinstance(el, cst.StarredElement) for el in node.elements):
+        if any(type(el) is cst.StarredElement for el in node.elements):
             return V_SEQ
         return Tup(tuple(value(an, el.value) for el in node.elements))
     if tp in (cst.List, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp):
@@ -116,10 +116,10 @@ def arith(a: Val, b: Val) -> Val:
 
 
 def _int_literal(node) -> Optional[int]:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(node.evaluated_value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
-            and isinstance(node.expression, cst.Integer):
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus \
+            and type(node.expression) is cst.Integer:
         return -int(node.expression.evaluated_value)
     return None
 
@@ -149,16 +149,16 @@ def _is_cpu(an, node) -> bool:
     s = string_value(node)
     if s is not None:
         return s == "cpu" or s.startswith("cpu:")
-    if isinstance(node, cst.Call) and an.qualname(node.func) == "torch.device" and node.args:
+    if type(node) is cst.Call and an.qualname(node.func) == "torch.device" and node.args:
         return _is_cpu(an, node.args[0].value)
     return False
 
 
 def _is_dtype(an, node) -> bool:
-    qn = an.qualname(node) if isinstance(node, (cst.Attribute, cst.Name)) else None
+    qn = an.qualname(node) if type(node) in (cst.Attribute, cst.Name) else None
     if qn and qn.startswith("torch.") and qn[6:] in _DTYPES:
         return True
-    return isinstance(node, cst.Attribute) and node.attr.value == "dtype"
+    return type(node) is cst.Attribute and node.attr.value == "dtype"
 
 
 def call_value(an, call: cst.Call) -> Val:
@@ -168,11 +168,11 @@ def call_value(an, call: cst.Call) -> Val:
         v = known_call(an, qn, call)
         if v is not None:
             return v
-    if isinstance(func, cst.Name) and func.value not in an.bound_names():
+    if type(func) is cst.Name and func.value not in an.bound_names():
         b = builtin_call(an, func.value, call)
         if b is not None:
             return b
-    if isinstance(func, cst.Call) and isinstance(func.func, cst.Name) and func.func.value == "getattr" \
+    if type(func) is cst.Call and type(func.func) is cst.Name and func.func.value == "getattr" \
             and func.args and an.qualname(func.args[0].value) == "torch":
         # `getattr(torch, mode)(times)`: some torch function of the arguments
         return Arith(tuple(value(an, a.value) for a in call.args if a.keyword is None), "torch")
@@ -195,7 +195,7 @@ _WRAP_METHODS = frozenset({"setup", "prepare", "setup_module", "setup_dataloader
 
 
 def _wrapped_arguments(an, func: cst.Attribute, call: cst.Call) -> Optional[Val]:
-    if not isinstance(func, cst.Attribute) or func.attr.value not in _WRAP_METHODS:
+    if type(func) is not cst.Attribute or func.attr.value not in _WRAP_METHODS:
         return None
     receiver = last_name(func.value)
     if not receiver or not _WRAPPERS.search(receiver):
@@ -288,7 +288,7 @@ def _arg_values(an, call: cst.Call) -> tuple:
         if a.keyword is not None and a.keyword.value not in ("input", "other", "tensors"):
             continue
         v = a.value
-        if isinstance(v, (cst.List, cst.Tuple)):
+        if type(v) in (cst.List, cst.Tuple):
             out.extend(value(an, el.value) for el in v.elements[:4])
         else:
             out.append(value(an, v))

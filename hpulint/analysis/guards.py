@@ -50,31 +50,31 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
     """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
     `should_log`, `finished`, a name in ``flags``, and `and`/`or` of those (an `and` needs one, an
     `or` both)."""
-    if isinstance(test, cst.Comparison):
+    if type(test) is cst.Comparison:
         if len(test.comparisons) != 1:
             return False
         op = test.comparisons[0].operator
         sides = (test.left, test.comparisons[0].comparator)
-        if isinstance(op, cst.Equal):
+        if type(op) is cst.Equal:
             return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
-        if isinstance(op, (cst.GreaterThanEqual, cst.GreaterThan)):
+        if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)
             limit = last_name(sides[1]) or ""
             return bool(_END_LIMIT.search(limit)) and bool(counters & set(names_in(sides[0]))
                                                             or _STEP_NAME.match(last_name(sides[0]) or ""))
         return False
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _has_modulo(test.expression)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left = is_interval_test(test.left, counters, flags)
         right = is_interval_test(test.right, counters, flags)
-        return (left or right) if isinstance(test.operator, cst.And) else (left and right)
-    if isinstance(test, cst.Name) and test.value in flags:
+        return (left or right) if type(test.operator) is cst.And else (left and right)
+    if type(test) is cst.Name and test.value in flags:
         return True
-    if isinstance(test, (cst.Name, cst.Attribute)):
+    if type(test) in (cst.Name, cst.Attribute):
         name = last_name(test)
         return bool(name and _LOG_FLAG.match(name))
-    if isinstance(test, cst.Call):
+    if type(test) is cst.Call:
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
     return False
@@ -84,45 +84,45 @@ def _has_modulo(node: cst.CSTNode) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.BinaryOperation):
-            if isinstance(n.operator, cst.Modulo):
+        if type(n) is cst.BinaryOperation:
+            if type(n.operator) is cst.Modulo:
                 return True
             stack += (n.left, n.right)
-        elif isinstance(n, cst.BooleanOperation):  # `(k > 0 and step % k) == 0`
+        elif type(n) is cst.BooleanOperation:  # `(k > 0 and step % k) == 0`
             stack += (n.left, n.right)
     return False
 
 
 def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
     """(device, positive) when ``test`` says which device the code is on, else None."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = device_predicate(test.expression)
         return (inner[0], not inner[1]) if inner else None
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left, right = device_predicate(test.left), device_predicate(test.right)
-        if isinstance(test.operator, cst.And):
+        if type(test.operator) is cst.And:
             # `use_hpu and x`: the body runs only on that device; `not cuda and not mps`: either
             for p in (left, right):
                 if p is not None and p[1]:
                     return p
             return left or right
         return left if left is not None and left == right else None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
         a, b = test.left, test.comparisons[0].comparator
-        positive = isinstance(op, (cst.Equal, cst.In, cst.Is))
-        if not positive and not isinstance(op, (cst.NotEqual, cst.NotIn, cst.IsNot)):
+        positive = type(op) in (cst.Equal, cst.In, cst.Is)
+        if not positive and type(op) not in (cst.NotEqual, cst.NotIn, cst.IsNot):
             return None
         for lit, other in ((a, b), (b, a)):
             dev = _device_literal(lit)
             if dev is not None and _mentions_device(other, lit is a):
                 return dev, positive
-        if isinstance(op, (cst.In, cst.NotIn)) and isinstance(b, (cst.Tuple, cst.List, cst.Set)):
+        if type(op) in (cst.In, cst.NotIn) and type(b) in (cst.Tuple, cst.List, cst.Set):
             devs = {_device_literal(el.value) for el in b.elements}
             if len(devs) == 1 and None not in devs:
                 return devs.pop(), positive
         return None
-    if isinstance(test, cst.Call):
+    if type(test) is cst.Call:
         name = last_name(test.func) or ""
         if name.startswith(("is_", "has_")) or name in ("is_available", "device_count"):
             full = _dotted_text(test.func)
@@ -130,7 +130,7 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
             if m:
                 return DEVICES[m.group(1).lower()], True
         return None
-    if isinstance(test, (cst.Name, cst.Attribute)):
+    if type(test) in (cst.Name, cst.Attribute):
         name = last_name(test) or ""
         low = name.lower()
         if low in DEVICES and low not in ("cpu",):
@@ -143,7 +143,7 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
 
 def _device_literal(node: cst.BaseExpression) -> Optional[str]:
     """"hpu", "xla:0", and `torch.device("cpu")`: the device it names."""
-    if isinstance(node, cst.Call) and _dotted_text(node.func) in ("torch.device", "device") and node.args:
+    if type(node) is cst.Call and _dotted_text(node.func) in ("torch.device", "device") and node.args:
         node = node.args[0].value
     s = string_value(node)
     if s is None:
@@ -155,21 +155,21 @@ def _device_literal(node: cst.BaseExpression) -> Optional[str]:
 def _mentions_device(node: cst.BaseExpression, literal_first: bool) -> bool:
     """`device.type`, `args.device`, `str(x.device)`, `accelerator`: an expression about a device
     (a string literal compared with anything else is not a device test: `mode == "cpu"` is)."""
-    text = _dotted_text(node.func if isinstance(node, cst.Call) else node).lower()
-    if isinstance(node, cst.Call) and node.args:
+    text = _dotted_text(node.func if type(node) is cst.Call else node).lower()
+    if type(node) is cst.Call and node.args:
         text += " " + _dotted_text(node.args[0].value).lower()
     return any(w in text for w in ("device", "type", "accelerator", "backend", "platform", "hw", "dev"))
 
 
 def _dotted_text(node) -> str:
     parts = []
-    while isinstance(node, (cst.Attribute, cst.Call)):
-        if isinstance(node, cst.Call):
+    while type(node) in (cst.Attribute, cst.Call):
+        if type(node) is cst.Call:
             node = node.func
             continue
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
     return ".".join(reversed(parts))
 

@@ -13,7 +13,7 @@ import libcst as cst
 from hpulint.analysis.names import (
     DEFERRED_CALLBACKS, MARKING_LOADERS, XLA_OPTIMIZER_STEP, is_optimizer_name,
 )
-from hpulint.analysis.syntax import is_true, keyword, last_name, names_in, string_value, target_names
+from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.state import CallSite
 from hpulint.analysis.values import Attr, Elem, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
 
@@ -42,17 +42,17 @@ def counters_of_for(an, node: cst.For) -> set:
 
 
 def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
-    if not isinstance(it, cst.Call):
+    if type(it) is not cst.Call:
         return []
     qn = an.qualname(it.func) or ""
     if qn in _RANGE_LIKE:
-        return target_names(target) if isinstance(target, cst.Name) else []
+        return target_names(target) if type(target) is cst.Name else []
     if qn in _WRAPPERS and it.args:
         return _counters(an, target, it.args[0].value)
-    if qn == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+    if qn == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements:
         first = target.elements[0].value
-        return [first.value] if isinstance(first, cst.Name) else []
-    if qn == "zip" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(it.args):
+        return [first.value] if type(first) is cst.Name else []
+    if qn == "zip" and type(target) in (cst.Tuple, cst.List) and len(target.elements) == len(it.args):
         out = []
         for el, arg in zip(target.elements, it.args):
             out.extend(_counters(an, el.value, arg.value))
@@ -66,26 +66,26 @@ def counters_of_while(node: cst.While) -> set:
     stack = [node.body]
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) \
-                and isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)):
+        if type(n) is cst.AugAssign and type(n.target) is cst.Name \
+                and type(n.operator) in (cst.AddAssign, cst.SubtractAssign):
             out.add(n.target.value)
-        elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
-                and isinstance(n.value, cst.BinaryOperation) \
-                and isinstance(n.value.operator, (cst.Add, cst.Subtract)):
+        elif type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
+                and type(n.value) is cst.BinaryOperation \
+                and type(n.value.operator) in (cst.Add, cst.Subtract):
             name = n.targets[0].target.value
             if name in set(names_in(n.value)):
                 out.add(name)
-        if isinstance(n, (cst.IndentedBlock, cst.SimpleStatementLine, cst.If, cst.Else, cst.With,
-                          cst.Try, cst.For, cst.While, cst.SimpleStatementSuite)):
+        if type(n) in (cst.IndentedBlock, cst.SimpleStatementLine, cst.If, cst.Else, cst.With,
+                       cst.Try, cst.For, cst.While, cst.SimpleStatementSuite):
             for f in ("body", "orelse", "handlers", "finalbody"):
                 v = getattr(n, f, None)
                 if isinstance(v, cst.CSTNode):
                     stack.append(v)
                 elif isinstance(v, (list, tuple)):
                     stack.extend(v)
-        elif isinstance(n, cst.ExceptHandler):
+        elif type(n) is cst.ExceptHandler:
             stack.append(n.body)
     return out
 
@@ -107,13 +107,13 @@ def _arith_of(node: cst.BaseExpression, leaves: tuple, calls: tuple, attributes:
     and whose only calls are the builtins ``calls``."""
     if isinstance(node, leaves):
         return True
-    if isinstance(node, cst.BinaryOperation):
+    if type(node) is cst.BinaryOperation:
         return _arith_of(node.left, leaves, calls, attributes) and _arith_of(node.right, leaves, calls, attributes)
-    if isinstance(node, cst.UnaryOperation):
-        return not isinstance(node.operator, cst.Not) and _arith_of(node.expression, leaves, calls, attributes)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in calls:
+    if type(node) is cst.UnaryOperation:
+        return type(node.operator) is not cst.Not and _arith_of(node.expression, leaves, calls, attributes)
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in calls:
         return all(_arith_of(a.value, leaves, calls, attributes) for a in node.args)
-    return attributes and isinstance(node, cst.Attribute)
+    return attributes and type(node) is cst.Attribute
 
 
 # --- what a for loop iterates --------------------------------------------------------------------
@@ -121,7 +121,7 @@ def _arith_of(node: cst.BaseExpression, leaves: tuple, calls: tuple, attributes:
 
 def iter_source(an, it: cst.BaseExpression) -> cst.BaseExpression:
     """The iterable under enumerate()/tqdm()/iter() and the first of zip()."""
-    while isinstance(it, cst.Call) and it.args:
+    while type(it) is cst.Call and it.args:
         qn = an.qualname(it.func) or ""
         if qn in _WRAPPERS or qn in ("enumerate", "zip"):
             it = it.args[0].value
@@ -136,14 +136,14 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
     stack = [it]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        if type(n) is cst.Name:
             if an.lookup(n.value) is V_MLOADER:
                 return True
             continue
-        if isinstance(n, cst.Call):
+        if type(n) is cst.Call:
             if an.qualname(n.func) in MARKING_LOADERS:
                 return True
-            if isinstance(n.func, cst.Attribute) and n.func.attr.value == "per_device_loader":
+            if type(n.func) is cst.Attribute and n.func.attr.value == "per_device_loader":
                 return True
             stack.extend(a.value for a in n.args)
     return False
@@ -152,18 +152,18 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
 def bind_for_target(an, node: cst.For, loop) -> None:
     source = iter_source(an, node.iter)
     loop.iter_value = an.value(source)
-    loop.iter_name = last_name(source.func if isinstance(source, cst.Call) else source) or ""
+    loop.iter_name = last_name(source.func if type(source) is cst.Call else source) or ""
     _bind_iter(an, node.target, node.iter, loop.counters)
 
 
 def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         an._bind(target.value, V_SCALAR if target.value in counters else Elem(an.value(iter_source(an, it))))
         return
-    if not isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) not in (cst.Tuple, cst.List):
         return
     els = [e.value for e in target.elements]
-    if isinstance(it, cst.Call) and it.args:
+    if type(it) is cst.Call and it.args:
         qn = an.qualname(it.func) or ""
         if qn in _WRAPPERS:
             _bind_iter(an, target, it.args[0].value, counters)
@@ -176,14 +176,14 @@ def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters:
             for el, a in zip(els, it.args):
                 _bind_iter(an, el, a.value, counters)
             return
-        if isinstance(it.func, cst.Attribute) and it.func.attr.value == "items":
+        if type(it.func) is cst.Attribute and it.func.attr.value == "items":
             _bind_elements(an, els[:1], V_UNKNOWN)
             if len(els) == 2:
                 _bind_elements(an, els[1:], Elem(Elem(an.value(it.func.value))))
             return
     item = Elem(an.value(iter_source(an, it)))
     for k, el in enumerate(els):
-        if isinstance(el, cst.Name) and el.value in counters:
+        if type(el) is cst.Name and el.value in counters:
             an._bind(el.value, V_SCALAR)
         else:
             _bind_elements(an, [el], Elem(item, k))
@@ -197,39 +197,39 @@ def clause_bindings(an, clause) -> list:
 
 
 def _collect_iter(an, target, it, out: list) -> None:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         out.append((target.value, Elem(an.value(iter_source(an, it)))))
         return
-    if not isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) not in (cst.Tuple, cst.List):
         return
     els = [e.value for e in target.elements]
-    if isinstance(it, cst.Call) and it.args:
+    if type(it) is cst.Call and it.args:
         qn = an.qualname(it.func) or ""
         if qn in _WRAPPERS:
             return _collect_iter(an, target, it.args[0].value, out)
         if qn == "enumerate" and len(els) == 2:
-            if isinstance(els[0], cst.Name):
+            if type(els[0]) is cst.Name:
                 out.append((els[0].value, V_SCALAR))
             return _collect_iter(an, els[1], it.args[0].value, out)
         if qn == "zip" and len(els) == len(it.args):
             for el, a in zip(els, it.args):
                 _collect_iter(an, el, a.value, out)
             return
-        if isinstance(it.func, cst.Attribute) and it.func.attr.value == "items" and len(els) == 2:
-            if isinstance(els[1], cst.Name):
+        if type(it.func) is cst.Attribute and it.func.attr.value == "items" and len(els) == 2:
+            if type(els[1]) is cst.Name:
                 out.append((els[1].value, Elem(Elem(an.value(it.func.value)))))
             return
     item = Elem(an.value(iter_source(an, it)))
     for k, el in enumerate(els):
-        if isinstance(el, cst.Name):
+        if type(el) is cst.Name:
             out.append((el.value, Elem(item, k)))
 
 
 def _bind_elements(an, targets: list, val) -> None:
     for t in targets:
-        if isinstance(t, cst.Name):
+        if type(t) is cst.Name:
             an._bind(t.value, val)
-        elif isinstance(t, (cst.Tuple, cst.List)):
+        elif type(t) in (cst.Tuple, cst.List):
             for k, el in enumerate(t.elements):
                 _bind_elements(an, [el.value], Elem(val, k))
 
@@ -266,7 +266,7 @@ def record_call(an, node: cst.Call) -> None:
             an.compiled.append((an.value(node.args[0].value), qn))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
         an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         if name in ("backward", "manual_backward"):
             facts.backward.append(node)
             an.call_statement[id(node)] = an.statement
@@ -279,17 +279,17 @@ def record_call(an, node: cst.Call) -> None:
         if name == "compile" and not node.args:
             an.compiled.append((an.value(func.value), ".compile()"))
             an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")
-        if name in ("append", "extend", "insert") and isinstance(func.value, cst.Name) and node.args:
+        if name in ("append", "extend", "insert") and type(func.value) is cst.Name and node.args:
             v = an.value(node.args[-1].value)
             an.refine_elements(func.value.value, Elem(v) if name == "extend" else v)
-        if name == "register_buffer" and len(node.args) >= 2 and isinstance(func.value, cst.Name) \
+        if name == "register_buffer" and len(node.args) >= 2 and type(func.value) is cst.Name \
                 and func.value.value == "self" and an.current_class is not None:
             key = string_value(node.args[0].value)
             if key:
                 an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
     if qn is not None and qn.startswith(_LIBRARY_PREFIXES):
         return
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         callee = an.lookup(func.value)
         if callee is V_UNKNOWN:
             if func.value in BUILTIN_NAMES:
@@ -336,8 +336,8 @@ def calls_in(expr: cst.CSTNode) -> set:
     out, todo = set(), [expr]
     while todo:
         n = todo.pop()
-        if isinstance(n, cst.Call):
+        if type(n) is cst.Call:
             out.add(id(n))
         if not isinstance(n, (cst.Lambda, cst.BaseComp)):
-            todo.extend(n.children)
+            todo.extend(child_nodes(n))  # (a Call is never in the whitespace or punctuation it skips)
     return out

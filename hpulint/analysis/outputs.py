@@ -69,9 +69,9 @@ class _Flow:
             parent = self.parents.get(id(cur))
             if parent is None:
                 return None
-            if isinstance(parent, cst.Attribute) and parent.value is cur:
+            if type(parent) is cst.Attribute and parent.value is cur:
                 call = self.parents.get(id(parent))
-                if not (isinstance(call, cst.Call) and call.func is parent):
+                if not (type(call) is cst.Call and call.func is parent):
                     cur = parent  # `x.numpy().T`: still the host copy
                     continue
                 if parent.attr.value in _TO_DEVICE:
@@ -80,16 +80,16 @@ class _Flow:
                     return "output"  # `arr.tofile(f)`
                 cur = call  # a host method on the copy (`.numpy()`, `.transpose(...)`)
                 continue
-            if isinstance(parent, (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation,
-                                   cst.List, cst.Tuple, cst.Element, cst.StarredElement,
-                                   cst.ListComp, cst.GeneratorExp, cst.SubscriptElement, cst.Index)):
-                if isinstance(parent, cst.Subscript) and parent.value is not cur:
+            if type(parent) in (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation,
+                                cst.List, cst.Tuple, cst.Element, cst.StarredElement,
+                                cst.ListComp, cst.GeneratorExp, cst.SubscriptElement, cst.Index):
+                if type(parent) is cst.Subscript and parent.value is not cur:
                     return None  # used as an index: a host index into something
                 cur = parent
                 continue
-            if isinstance(parent, cst.Arg):
+            if type(parent) is cst.Arg:
                 call = self.parents.get(id(parent))
-                if not isinstance(call, cst.Call):
+                if type(call) is not cst.Call:
                     return None
                 name = last_name(call.func) or ""
                 qn = self.an.qualname(call.func) or ""
@@ -99,16 +99,16 @@ class _Flow:
                     cur = call
                     continue
                 return None
-            if isinstance(parent, cst.Yield):
+            if type(parent) is cst.Yield:
                 return "output"
-            if isinstance(parent, cst.Return):
+            if type(parent) is cst.Return:
                 return "return"
-            if isinstance(parent, cst.Assign) and parent.value is cur:
+            if type(parent) is cst.Assign and parent.value is cur:
                 names = [n for t in parent.targets for n in _target_names(t.target)]
                 if not names or depth > 2:
                     return None
                 return self.names_use(names, parent, depth + 1)
-            if isinstance(parent, cst.For) and parent.iter is cur:
+            if type(parent) is cst.For and parent.iter is cur:
                 return "output" if _builds_records(parent) else None
             return None
 
@@ -117,7 +117,7 @@ class _Flow:
         when there is none)."""
         start = self.order.get(id(after), -1)
         uses = [n for n in _preorder(self.container)
-                if isinstance(n, cst.Name) and n.value in names and self.order.get(id(n), -1) > start
+                if type(n) is cst.Name and n.value in names and self.order.get(id(n), -1) > start
                 and not self._is_store(n)]
         if not uses:
             return None
@@ -127,10 +127,10 @@ class _Flow:
     def _is_store(self, name: cst.Name) -> bool:
         """A name being assigned (`a, b = ...`, `for a in ...`), not read."""
         cur, parent = name, self.parents.get(id(name))
-        while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        while type(parent) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
             cur, parent = parent, self.parents.get(id(parent))
-        return isinstance(parent, (cst.AssignTarget, cst.Param, cst.AsName)) or (
-            isinstance(parent, (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign)) and parent.target is cur)
+        return type(parent) in (cst.AssignTarget, cst.Param, cst.AsName) or (
+                                type(parent) in (cst.For, cst.CompFor, cst.AugAssign, cst.AnnAssign) and parent.target is cur)
 
 
 def _preorder(root: cst.CSTNode):
@@ -142,17 +142,17 @@ def _preorder(root: cst.CSTNode):
 
 
 def _target_names(target: cst.BaseExpression) -> list:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [n for el in target.elements for n in _target_names(el.value)]
     return []
 
 
 def _builds_records(loop: cst.For) -> bool:
     """A `for` over host values whose body only stores what it reads (no test on it)."""
-    return not any(isinstance(n, (cst.If, cst.While, cst.Assert, cst.IfExp, cst.Break, cst.Return))
-                   for n in _preorder(loop.body))
+    return not any(type(n) in (cst.If, cst.While, cst.Assert, cst.IfExp, cst.Break, cst.Return)
+                               for n in _preorder(loop.body))
 
 
 def is_loop_output(an, here, node: cst.CSTNode) -> bool:
@@ -175,9 +175,9 @@ def is_loop_output(an, here, node: cst.CSTNode) -> bool:
 def _is_bulk(an, node: cst.CSTNode) -> bool:
     """A copy of a whole tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`, `np.array(t)`),
     not the read of one number."""
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return False
-    if isinstance(node.func, cst.Attribute):
+    if type(node.func) is cst.Attribute:
         return node.func.attr.value in ("cpu", "numpy", "tolist", "to")
     return (an.qualname(node.func) or "") in ("numpy.array", "numpy.asarray", "torch.tensor", "torch.as_tensor")
 

@@ -144,24 +144,24 @@ def names_in(node: cst.CSTNode) -> Iterator[str]:
 
 def target_names(target: cst.BaseExpression) -> list:
     """The plain names an assignment or loop target binds (`a`, `a, (b, c)`)."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         out = []
         for el in target.elements:
             out.extend(target_names(el.value))
         return out
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     return []
 
 
 def param_names(fn: cst.CSTNode) -> list:
-    if not isinstance(fn, (cst.FunctionDef, cst.Lambda)):
+    if type(fn) not in (cst.FunctionDef, cst.Lambda):
         return []
     p = fn.params
     out = [x.name.value for x in (*p.posonly_params, *p.params)]
-    if isinstance(p.star_arg, cst.Param):
+    if type(p.star_arg) is cst.Param:
         out.append("*" + p.star_arg.name.value)
     out += [x.name.value for x in p.kwonly_params]
     if p.star_kwarg is not None:
@@ -170,7 +170,7 @@ def param_names(fn: cst.CSTNode) -> list:
 
 
 def is_true(node: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+    return type(node) is cst.Name and node.value == "True"
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
@@ -181,7 +181,7 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
 
 
 def string_value(node: cst.BaseExpression) -> Optional[str]:
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         try:
             value = node.evaluated_value
         except Exception:  # pragma: no cover - malformed literal

@@ -39,7 +39,7 @@ class Bindings:
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._assign(node.target, self.value(node.value), node.value)
-        elif isinstance(node.target, cst.Name) and self._is_tensor_annotation(node.annotation.annotation):
+        elif type(node.target) is cst.Name and self._is_tensor_annotation(node.annotation.annotation):
             self._bind(node.target.value, V_TENSOR)
 
     def _enter_aug_assign(self, node: cst.AugAssign) -> None:
@@ -48,7 +48,7 @@ class Bindings:
     def _leave_aug_assign(self, node: cst.AugAssign) -> None:
         from hpulint.analysis.values import Arith
 
-        if isinstance(node.target, cst.Name):
+        if type(node.target) is cst.Name:
             name = node.target.value
             loop = self.loop
             if loop is not None:
@@ -56,20 +56,20 @@ class Bindings:
                     loop.read_before_assign.add(name)
                 loop.assigned.add(name)
             self._bind_keeping_counter(name, Arith((self.lookup(name), self.value(node.value))))
-        elif isinstance(node.target, cst.Attribute) and isinstance(node.target.value, cst.Name) \
+        elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and node.target.value.value == "self" and self.current_class is not None:
             self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
-            if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            if type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
                 self.current_class.counter_attrs.add(node.target.attr.value)
 
     def _note_store(self, target: cst.BaseExpression) -> None:
         """Names a statement stores to are not reads (for the loop-carried facts)."""
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._stores.add(id(target))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for el in target.elements:
                 self._note_store(el.value)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._note_store(target.value)
 
     def refine_elements(self, name: str, element: Val) -> None:
@@ -102,18 +102,18 @@ class Bindings:
     def _assign(self, target: cst.BaseExpression, val: Val, value_node: Optional[cst.BaseExpression]) -> None:
         from hpulint.analysis.loops import is_int_arith
 
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             els = target.elements
-            if isinstance(value_node, (cst.Tuple, cst.List)) and len(value_node.elements) == len(els) \
-                    and not any(isinstance(e, cst.StarredElement) for e in (*els, *value_node.elements)):
+            if type(value_node) in (cst.Tuple, cst.List) and len(value_node.elements) == len(els) \
+                    and not any(type(e) is cst.StarredElement for e in (*els, *value_node.elements)):
                 for te, ve in zip(els, value_node.elements):
                     self._assign(te.value, self.value(ve.value), ve.value)
                 return
             for k, el in enumerate(els):
-                part = V_SEQ if isinstance(el, cst.StarredElement) else Elem(val, k)
+                part = V_SEQ if type(el) is cst.StarredElement else Elem(val, k)
                 self._assign(el.value, part, None)
             return
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             name = target.value
             loop = self.loop
             fn = self.function
@@ -149,17 +149,17 @@ class Bindings:
                 else:
                     fn.pcounters[name] = origin
             return
-        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        if type(target) is cst.Subscript and type(target.value) is cst.Name:
             self.refine_elements(target.value.value, val)
             return
-        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+        if type(target) is cst.Attribute and type(target.value) is cst.Name \
                 and target.value.value == "self":
             cls = self.current_class
             if cls is not None:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
                 v = value_node
-                if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.Add, cst.Subtract)) \
-                        and any(isinstance(x, cst.Attribute) and x.deep_equals(target) for x in (v.left, v.right)):
+                if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \
+                        and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)):
                     cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1
 
     # --- calls: the facts that make a loop a step loop --------------------------------------
@@ -227,7 +227,7 @@ class Bindings:
             return
         for el in node.slice:
             s = el.slice
-            parts = [s.value] if isinstance(s, cst.Index) else [p for p in (s.lower, s.upper, s.step) if p is not None]
+            parts = [s.value] if type(s) is cst.Index else [p for p in (s.lower, s.upper, s.step) if p is not None]
             for part in parts:
                 for n in names_in(part):
                     origin = fn.pcounters.get(n)

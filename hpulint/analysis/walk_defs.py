@@ -16,13 +16,13 @@ class Definitions:
 
     def symbol_ref(self, node: cst.BaseExpression) -> Optional[str]:
         """The project id or dotted name a Name/Attribute chain refers to, through bindings."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             v = self.lookup(node.value)
             return v.ref if isinstance(v, Sym) else None
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             head = self.symbol_ref(node.value)
             return f"{head}.{node.attr.value}" if head else None
-        if isinstance(node, cst.Subscript):  # Generic[T], nn.Module subscripted
+        if type(node) is cst.Subscript:  # Generic[T], nn.Module subscripted
             return self.symbol_ref(node.value)
         return None
 
@@ -58,7 +58,7 @@ class Definitions:
         scope = Scope("function", node, name, parent, fid=fid, cls=cls)
         scope.qual = qual
         scope.if_depth = len(self.if_branches)
-        scope.decorators = [self.qualname(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        scope.decorators = [self.qualname(d.decorator.func if type(d.decorator) is cst.Call else d.decorator)
                             or "" for d in node.decorators]
         if cls is not None:
             # the last definition is the method Python keeps; `@overload` stubs and property
@@ -86,7 +86,7 @@ class Definitions:
             if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
                 scope.evidence[pname] = self._annotated_kind(ann)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 scope.bindings[star.name.value] = V_SEQ if star is params.star_arg else V_OTHER
         if node.returns is not None:
             scope.ret_annotation = self._annotation_value(node.returns.annotation)
@@ -108,9 +108,9 @@ class Definitions:
         """What a parameter annotation that is not a tensor says: "scalar" (`int`, `bool | None`),
         "seq" (`list[int]`), "seq-tensor" (`list[Tensor]`, `dict[str, Tensor]`), "other"
         (`dict[str, Any]`, `str`); "" when it says nothing (`Any`, `Union[int, Tensor]`, a class)."""
-        if isinstance(ann, cst.Subscript):
+        if type(ann) is cst.Subscript:
             head = last_name(ann.value) or ""
-            parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+            parts = [el.slice.value for el in ann.slice if type(el.slice) is cst.Index]
             if head == "Optional" and len(parts) == 1:
                 return self._annotated_kind(parts[0])
             kind = _ANNOTATED.get(head, "")
@@ -124,16 +124,16 @@ class Definitions:
     def _is_tensor_annotation(self, ann: cst.BaseExpression) -> bool:
         """`Tensor`, `Optional[Tensor]`, `Tensor | None`, `Union[Tensor, None]`: not
         `Union[int, Tensor]` (its callers say which) nor `list[Tensor]`."""
-        if isinstance(ann, cst.Subscript):
+        if type(ann) is cst.Subscript:
             if (self.qualname(ann.value) or "").rsplit(".", 1)[-1] not in ("Optional", "Union"):
                 return False
-            members = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
-            members = [m for m in members if not (isinstance(m, cst.Name) and m.value == "None")]
+            members = [el.slice.value for el in ann.slice if type(el.slice) is cst.Index]
+            members = [m for m in members if not (type(m) is cst.Name and m.value == "None")]
             return bool(members) and all(self._is_tensor_annotation(m) for m in members)
-        if isinstance(ann, cst.BinaryOperation):  # Tensor | None
-            sides = [s for s in (ann.left, ann.right) if not (isinstance(s, cst.Name) and s.value == "None")]
+        if type(ann) is cst.BinaryOperation:  # Tensor | None
+            sides = [s for s in (ann.left, ann.right) if not (type(s) is cst.Name and s.value == "None")]
             return bool(sides) and all(self._is_tensor_annotation(s) for s in sides)
-        if isinstance(ann, cst.SimpleString):
+        if type(ann) is cst.SimpleString:
             return ann.value.strip("'\"") in ("Tensor", "torch.Tensor")
         return self.qualname(ann) in _TENSOR_ANNOTATIONS
 
@@ -142,10 +142,10 @@ class Definitions:
         `-> Tuple[Tensor, Tensor]`, `-> list[torch.Tensor]`); None otherwise."""
         if self._is_tensor_annotation(ann):
             return V_TENSOR
-        if isinstance(ann, cst.Subscript):
+        if type(ann) is cst.Subscript:
             head = (self.qualname(ann.value) or "").rsplit(".", 1)[-1].lower()
             if head in ("dict", "list", "tuple", "sequence", "mapping", "iterable"):
-                parts = [el.slice.value for el in ann.slice if isinstance(el.slice, cst.Index)]
+                parts = [el.slice.value for el in ann.slice if type(el.slice) is cst.Index]
                 if parts and self._is_tensor_annotation(parts[-1] if head in ("dict", "mapping") else parts[0]):
                     return V_SEQ_TENSOR
         return None
@@ -182,10 +182,10 @@ class Definitions:
 
 def _annotated_name(ann: cst.BaseExpression) -> str:
     """`int` for `int`, `int | None`, `Optional[int]`; "" for anything else."""
-    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-        sides = [a for a in (ann.left, ann.right) if not (isinstance(a, cst.Name) and a.value == "None")]
+    if type(ann) is cst.BinaryOperation and type(ann.operator) is cst.BitOr:
+        sides = [a for a in (ann.left, ann.right) if not (type(a) is cst.Name and a.value == "None")]
         return _annotated_name(sides[0]) if len(sides) == 1 else ""
-    if isinstance(ann, cst.Subscript) and last_name(ann.value) == "Optional" and len(ann.slice) == 1 \
-            and isinstance(ann.slice[0].slice, cst.Index):
+    if type(ann) is cst.Subscript and last_name(ann.value) == "Optional" and len(ann.slice) == 1 \
+            and type(ann.slice[0].slice) is cst.Index:
         return _annotated_name(ann.slice[0].slice.value)
     return last_name(ann) or ""

@@ -28,7 +28,7 @@ class Flow:
         facts = loop.facts if loop is not None else fn.facts
         for item in node.items:
             it = item.item
-            if isinstance(it, cst.Call) and self.qualname(it.func) in STEP_CONTEXTS:
+            if type(it) is cst.Call and self.qualname(it.func) in STEP_CONTEXTS:
                 facts.markers.append(it)
                 self.call_statement[id(it)] = node
             if item.asname is not None:
@@ -87,7 +87,7 @@ class Flow:
         uncompiled, in lazy mode (`if __name__ == "__main__":` does not count)."""
         for b in self.if_branches:
             test = b.node.test
-            if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name)
+            if not (type(test) is cst.Comparison and type(test.left) is cst.Name
                     and test.left.value == "__name__"):
                 return "compile-optional"
         return "compile"

@@ -264,10 +264,10 @@ class Walker(Definitions, Flow, Bindings):
         self.all_functions.append(scope)
         # module-level defs are visible to every function, wherever they are defined
         for stmt in node.body:
-            if isinstance(stmt, cst.FunctionDef):
+            if type(stmt) is cst.FunctionDef:
                 fid = self._ids[id(stmt)] = self._new_id(stmt.name.value)
                 scope.bindings[stmt.name.value] = Sym(fid)
-            elif isinstance(stmt, cst.ClassDef):
+            elif type(stmt) is cst.ClassDef:
                 cid = self._ids[id(stmt)] = self._new_id(stmt.name.value)
                 scope.bindings[stmt.name.value] = Sym(cid)
         self.blocks.append(Block("body", scope))
@@ -282,7 +282,7 @@ class Walker(Definitions, Flow, Bindings):
             if full is None:
                 continue
             self._note_target(full)
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
                 self.aliases[local] = full
                 self._bind(local, Sym(full))
@@ -308,7 +308,7 @@ class Walker(Definitions, Flow, Bindings):
             if not base:
                 return
         self._note_target(base)
-        if isinstance(node.names, cst.ImportStar):
+        if type(node.names) is cst.ImportStar:
             if self.scope is self.module_scope:
                 self.star_imports.append(base)
             return
@@ -316,7 +316,7 @@ class Walker(Definitions, Flow, Bindings):
             name = dotted(alias.name)
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
             self.aliases[local] = f"{base}.{name}"
             self._note_target(f"{base}.{name}")
             self._bind(local, Sym(f"{base}.{name}"))

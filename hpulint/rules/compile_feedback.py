@@ -18,14 +18,14 @@ GROW_CALLS = ("cat", "concat", "concatenate", "hstack", "vstack", "column_stack"
 def fed_back(loop, value: cst.BaseExpression, target: cst.BaseExpression, out: dict) -> None:
     """Records, for an assignment in ``loop``, the names bound to (an element of) a call's result:
     out[id(loop)][name] = (callee code, index in the returned tuple or None)."""
-    if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+    if type(value) is not cst.Call or type(value.func) not in (cst.Name, cst.Attribute):
         return
     callee = code(value.func)
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         out.setdefault(id(loop), {})[target.value] = (callee, None)
-    elif isinstance(target, (cst.Tuple, cst.List)):
+    elif type(target) in (cst.Tuple, cst.List):
         for j, el in enumerate(target.elements):
-            if isinstance(el.value, cst.Name):
+            if type(el.value) is cst.Name:
                 out.setdefault(id(loop), {})[el.value.value] = (callee, j)
 
 
@@ -34,7 +34,7 @@ def grows_through_output(rule, call: cst.Call, k: int, loop):
     ``k`` of ``call`` is a name the loop re-binds to the same call's output, and that output is
     the argument grown (`torch.cat([arg, new])` in the compiled function); else None."""
     a = call.args[k]
-    if a.keyword is not None or a.star or not isinstance(a.value, cst.Name):
+    if a.keyword is not None or a.star or type(a.value) is not cst.Name:
         return None
     name, callee = a.value.value, code(call.func)
     index = _fed_index(rule, loop, name, callee)
@@ -66,7 +66,7 @@ def _passes(loop) -> Optional[int]:
     total = 1
     for lp in loop.chain():
         node = lp.node
-        n = distinct_values(node.iter) if isinstance(node, cst.For) else None
+        n = distinct_values(node.iter) if type(node) is cst.For else None
         if n is None:
             return None
         total *= n
@@ -88,14 +88,14 @@ def _definition(module: cst.Module, callee: str):
         return None, 0
     funcs, classes, built = {}, {}, {}
     for n in _walk(module):
-        if isinstance(n, cst.FunctionDef):
+        if type(n) is cst.FunctionDef:
             funcs.setdefault(n.name.value, n)
-        elif isinstance(n, cst.ClassDef):
-            fwd = next((s for s in n.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None)
+        elif type(n) is cst.ClassDef:
+            fwd = next((s for s in n.body.body if type(s) is cst.FunctionDef and s.name.value == "forward"), None)
             if fwd is not None:
                 classes[n.name.value] = fwd
-        elif isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
-            made = {c.func.value for c in _walk(n.value) if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)}
+        elif type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
+            made = {c.func.value for c in _walk(n.value) if type(c) is cst.Call and type(c.func) is cst.Name}
             for ref in names_in(n.value):
                 made |= built.get(ref, set())
             built[n.targets[0].target.value] = made
@@ -108,30 +108,30 @@ def _definition(module: cst.Module, callee: str):
 def _returns_grown(fn: cst.FunctionDef, param: str, index) -> bool:
     grown = set()  # names bound in fn to a concatenation with the parameter
     for n in _walk(fn.body):
-        if isinstance(n, cst.Assign) and _grows(n.value, param, grown):
-            grown |= {t.target.value for t in n.targets if isinstance(t.target, cst.Name)}
+        if type(n) is cst.Assign and _grows(n.value, param, grown):
+            grown |= {t.target.value for t in n.targets if type(t.target) is cst.Name}
     for n in _walk(fn.body):
-        if isinstance(n, cst.Return) and n.value is not None:
+        if type(n) is cst.Return and n.value is not None:
             out = n.value
             if index is not None:
-                if not isinstance(out, cst.Tuple) or index >= len(out.elements):
+                if type(out) is not cst.Tuple or index >= len(out.elements):
                     continue
                 out = out.elements[index].value
-            if _grows(out, param, grown) or (isinstance(out, cst.Name) and out.value in grown):
+            if _grows(out, param, grown) or (type(out) is cst.Name and out.value in grown):
                 return True
     return False
 
 
 def _grows(expr: cst.BaseExpression, param: str, grown: set) -> bool:
     """`torch.cat([param, new], ...)` (or of a name already grown from it)."""
-    if not isinstance(expr, cst.Call) or not expr.args:
+    if type(expr) is not cst.Call or not expr.args:
         return False
     f = expr.func
-    leaf = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else ""
+    leaf = f.attr.value if type(f) is cst.Attribute else f.value if type(f) is cst.Name else ""
     if leaf not in GROW_CALLS:
         return False
     parts = expr.args[0].value
-    if not isinstance(parts, (cst.List, cst.Tuple)) or len(parts.elements) < 2:
+    if type(parts) not in (cst.List, cst.Tuple) or len(parts.elements) < 2:
         return False
-    return any(isinstance(el.value, cst.Name) and (el.value.value == param or el.value.value in grown)
+    return any(type(el.value) is cst.Name and (el.value.value == param or el.value.value in grown)
                for el in parts.elements)

@@ -27,11 +27,11 @@ from hpulint.model import UNSAFE, Fix
 
 
 def move_read_fix(module: Optional[cst.Module], stmt, fn_node, is_compile_decorator) -> Optional[Fix]:
-    if module is None or not isinstance(stmt, cst.SimpleStatementLine) or not isinstance(fn_node, cst.FunctionDef):
+    if module is None or type(stmt) is not cst.SimpleStatementLine or type(fn_node) is not cst.FunctionDef:
         return None
     if not any(is_compile_decorator(d) for d in fn_node.decorators):
         return None
-    if len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr) or not isinstance(stmt.body[0].value, cst.Call):
+    if len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Expr or type(stmt.body[0].value) is not cst.Call:
         return None
     body = list(fn_node.body.body)
     if stmt not in body:
@@ -57,10 +57,10 @@ def move_read_fix(module: Optional[cst.Module], stmt, fn_node, is_compile_decora
 
 def _returned_name(rest: list) -> Optional[str]:
     """``NAME`` when the statements after the print are exactly ``return NAME``."""
-    if len(rest) != 1 or not isinstance(rest[0], cst.SimpleStatementLine) or len(rest[0].body) != 1:
+    if len(rest) != 1 or type(rest[0]) is not cst.SimpleStatementLine or len(rest[0].body) != 1:
         return None
     ret = rest[0].body[0]
-    if isinstance(ret, cst.Return) and isinstance(ret.value, cst.Name):
+    if type(ret) is cst.Return and type(ret.value) is cst.Name:
         return ret.value.value
     return None
 
@@ -68,22 +68,22 @@ def _returned_name(rest: list) -> Optional[str]:
 def _locals(fn: cst.FunctionDef) -> set:
     out = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params)}
     for p in (fn.params.star_arg, fn.params.star_kwarg):
-        if isinstance(p, cst.Param):
+        if type(p) is cst.Param:
             out.add(p.name.value)
     stack = list(fn.body.body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+        if type(n) in (cst.AssignTarget, cst.AnnAssign, cst.AugAssign):
             out |= _target_names(n.target)
-        elif isinstance(n, (cst.For, cst.CompFor)):
+        elif type(n) in (cst.For, cst.CompFor):
             out |= _target_names(n.target)
-        elif isinstance(n, (cst.With,)):
+        elif type(n) in (cst.With,):
             for item in n.items:
                 if item.asname is not None:
                     out |= _target_names(item.asname.name)
-        elif isinstance(n, cst.NamedExpr):
+        elif type(n) is cst.NamedExpr:
             out |= _target_names(n.target)
-        elif isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        elif type(n) in (cst.FunctionDef, cst.ClassDef):
             out.add(n.name.value)
             continue
         stack += list(n.children)
@@ -91,11 +91,11 @@ def _locals(fn: cst.FunctionDef) -> set:
 
 
 def _target_names(t) -> set:
-    if isinstance(t, cst.Name):
+    if type(t) is cst.Name:
         return {t.value}
-    if isinstance(t, (cst.Tuple, cst.List)):
+    if type(t) in (cst.Tuple, cst.List):
         return set().union(*(_target_names(e.value) for e in t.elements)) if t.elements else set()
-    if isinstance(t, cst.StarredElement):
+    if type(t) is cst.StarredElement:
         return _target_names(t.value)
     return set()
 
@@ -105,7 +105,7 @@ def _names_read(node: cst.CSTNode) -> set:
     out, stack = set(), [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name) and id(n) not in skip:
+        if type(n) is cst.Name and id(n) not in skip:
             out.add(n.value)
         stack += list(n.children)
     return out
@@ -116,9 +116,9 @@ def _not_variables(node: cst.CSTNode) -> set:
     out, stack = set(), [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Attribute):
+        if type(n) is cst.Attribute:
             out.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
+        elif type(n) is cst.Arg and n.keyword is not None:
             out.add(id(n.keyword))
         stack += list(n.children)
     return out
@@ -130,10 +130,10 @@ def _call_sites(module: cst.Module, name: str) -> list:
     sites, stack = [], [module]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.SimpleStatementLine) and len(n.body) == 1 and isinstance(n.body[0], cst.Assign):
+        if type(n) is cst.SimpleStatementLine and len(n.body) == 1 and type(n.body[0]) is cst.Assign:
             a = n.body[0]
-            if len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and isinstance(a.value, cst.Call) \
-                    and isinstance(a.value.func, cst.Name) and a.value.func.value == name:
+            if len(a.targets) == 1 and type(a.targets[0].target) is cst.Name and type(a.value) is cst.Call \
+                    and type(a.value.func) is cst.Name and a.value.func.value == name:
                 sites.append((n, a.targets[0].target.value))
         stack += list(n.children)
     skip = _not_variables(module)
@@ -145,7 +145,7 @@ def _all_names(module: cst.Module, name: str) -> list:
     out, stack = [], [module]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name) and n.value == name:
+        if type(n) is cst.Name and n.value == name:
             out.append(n)
         stack += list(n.children)
     return out

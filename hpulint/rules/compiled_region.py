@@ -39,9 +39,9 @@ def not_traced(an) -> bool:
     measured on 2.13: no break for an `.item()` there)."""
     for b in an.if_branches:
         test, positive = b.node.test, True
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, positive = test.expression, not positive
-        if isinstance(test, cst.Call) and not test.args and (an.qualname(test.func) or "") in IS_COMPILING:
+        if type(test) is cst.Call and not test.args and (an.qualname(test.func) or "") in IS_COMPILING:
             if positive != b.in_body:
                 return True
     return False
@@ -86,14 +86,14 @@ def fullgraph(an, call: cst.Call) -> bool:
 
 
 def is_compile_call(an, node: cst.BaseExpression) -> bool:
-    if not isinstance(node, cst.Call):
+    if type(node) is not cst.Call:
         return False
     qn = an.qualname(node.func) or ""
     return qn in COMPILE_CALLS or qn.endswith("torch_xla.compile")
 
 
 def decorator_call(node: cst.Decorator) -> Optional[cst.Call]:
-    return node.decorator if isinstance(node.decorator, cst.Call) else None
+    return node.decorator if type(node.decorator) is cst.Call else None
 
 
 # --- calls in loops: what changes from one pass to the next -------------------------------------
@@ -131,27 +131,27 @@ class LoopCalls(Rule):
         if len(node.targets) == 1:
             fed_back(loop, node.value, node.targets[0].target, self.fed)
         for t in node.targets:
-            if isinstance(t.target, cst.Name):
+            if type(t.target) is cst.Name:
                 self.assigned.setdefault(id(loop), {})[t.target.value] = node.value
                 self.rebound.setdefault(id(loop), set()).add(t.target.value)
                 if _cut_of(node.value, t.target.value):
                     self.grown.setdefault(id(loop), {})[t.target.value] = f" = {code_of(node.value)}"
-            elif isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) \
+            elif type(t.target) is cst.Subscript and type(t.target.value) is cst.Name \
                     and any(n in self.counters_here() for el in t.target.slice for n in names_in(el.slice)):
                 # a new key every pass: `feats[f"f{i}"] = ...`
                 self.grown.setdefault(id(loop), {})[t.target.value.value] = f"[{code_of(t.target.slice[0].slice)}] = ..."
-            elif isinstance(t.target, (cst.Tuple, cst.List)) and isinstance(node.value, (cst.Tuple, cst.List)) \
+            elif type(t.target) in (cst.Tuple, cst.List) and type(node.value) in (cst.Tuple, cst.List) \
                     and len(t.target.elements) == len(node.value.elements):
                 for el, val in zip(t.target.elements, node.value.elements):
-                    if isinstance(el.value, cst.Name):
+                    if type(el.value) is cst.Name:
                         self.assigned.setdefault(id(loop), {})[el.value.value] = val.value
                         self.rebound.setdefault(id(loop), set()).add(el.value.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         loop = self.an.loop
-        if loop is not None and isinstance(node.target, cst.Name):
+        if loop is not None and type(node.target) is cst.Name:
             self.rebound.setdefault(id(loop), set()).add(node.target.value)
-            if isinstance(node.operator, cst.AddAssign) and isinstance(node.value, (cst.List, cst.Tuple)):
+            if type(node.operator) is cst.AddAssign and type(node.value) in (cst.List, cst.Tuple):
                 self.grown.setdefault(id(loop), {})[node.target.value] = "+="
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -163,18 +163,18 @@ class LoopCalls(Rule):
         qn = an.qualname(func) or ""
         if qn.endswith(("mark_dynamic", "maybe_mark_dynamic")) and node.args:
             first = node.args[0].value
-            if isinstance(first, cst.Name):
+            if type(first) is cst.Name:
                 for lp in loop.chain():
                     self.dynamic_marked.add((id(lp), first.value))
             return
-        if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") \
-                and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and func.attr.value in ("append", "extend", "insert") \
+                and type(func.value) is cst.Name:
             self.grown.setdefault(id(loop), {})[func.value.value] = f".{func.attr.value}()"
             return
-        if isinstance(func, cst.Attribute) and func.attr.value == "clear" and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and func.attr.value == "clear" and type(func.value) is cst.Name:
             self.rebound.setdefault(id(loop), set()).add(func.value.value)  # emptied every pass
             return
-        if isinstance(func, (cst.Name, cst.Attribute)):
+        if type(func) in (cst.Name, cst.Attribute):
             self.calls.append((node, code_of(func), loop, self.counters_here()))
 
     def counters_here(self) -> dict:
@@ -202,9 +202,9 @@ class LoopCalls(Rule):
         stack = [expr]
         while stack:
             n = stack.pop()
-            if isinstance(n, cst.Call):
-                leaf = n.func.attr.value if isinstance(n.func, cst.Attribute) else \
-                    n.func.value if isinstance(n.func, cst.Name) else ""
+            if type(n) is cst.Call:
+                leaf = n.func.attr.value if type(n.func) is cst.Attribute else \
+                    n.func.value if type(n.func) is cst.Name else ""
                 if leaf in SHAPE_FACTORIES or leaf in SHAPE_METHODS:
                     out |= {c for a in n.args for c in names_in(a.value) if c in counters}
                 elif leaf == "randint":
@@ -221,18 +221,18 @@ class LoopCalls(Rule):
                     continue
                 stack += [a.value for a in n.args]
                 stack.append(n.func)
-            elif isinstance(n, cst.Subscript):
+            elif type(n) is cst.Subscript:
                 for el in n.slice:
-                    if isinstance(el.slice, cst.Slice):
+                    if type(el.slice) is cst.Slice:
                         for b in (el.slice.lower, el.slice.upper):
                             if b is not None:
                                 out |= {c for c in names_in(b) if c in counters}
                 stack.append(n.value)
-            elif isinstance(n, cst.Attribute):
+            elif type(n) is cst.Attribute:
                 stack.append(n.value)
-            elif isinstance(n, cst.BinaryOperation):
+            elif type(n) is cst.BinaryOperation:
                 stack += (n.left, n.right)
-            elif isinstance(n, cst.Name) and depth < 3 and n.value not in counters:
+            elif type(n) is cst.Name and depth < 3 and n.value not in counters:
                 v = self.value_in_loop(n.value, loop)
                 if v is not None:
                     out |= self.shape_counters(v, loop, counters, depth + 1)
@@ -263,7 +263,7 @@ def counters_here(an) -> dict:
     loop = an.loop
     for lp in loop.chain() if loop is not None else ():
         node = getattr(lp, "node", None)
-        if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and literal_ints(node.iter):
+        if type(node) is cst.For and type(node.target) is cst.Name and literal_ints(node.iter):
             out.setdefault(node.target.value, lp)
     return out
 
@@ -271,23 +271,23 @@ def counters_here(an) -> dict:
 def _cut_of(value: cst.BaseExpression, name: str) -> bool:
     """`xs = xs[:-1]`, `xs = xs[1:]`, `xs = [x for x in xs if ...]`: a list re-bound to a part of
     itself, whose length changes."""
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and value.value.value == name:
-        return any(isinstance(el.slice, cst.Slice) for el in value.slice)
-    if isinstance(value, cst.ListComp) and isinstance(value.for_in.iter, cst.Name):
+    if type(value) is cst.Subscript and type(value.value) is cst.Name and value.value.value == name:
+        return any(type(el.slice) is cst.Slice for el in value.slice)
+    if type(value) is cst.ListComp and type(value.for_in.iter) is cst.Name:
         return value.for_in.iter.value == name and bool(value.for_in.ifs)
     return False
 
 
 def literal_ints(it) -> bool:
     """A literal list/tuple/set of at least two different ints."""
-    if not isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+    if type(it) not in (cst.List, cst.Tuple, cst.Set):
         return False
     values = set()
     for el in it.elements:
         v = el.value
-        if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+        if type(v) is cst.UnaryOperation and type(v.operator) is cst.Minus:
             v = v.expression
-        if not isinstance(v, cst.Integer):
+        if type(v) is not cst.Integer:
             return False
         values.add(code_of(el.value))
     return len(values) > 1
@@ -295,15 +295,15 @@ def literal_ints(it) -> bool:
 
 def _bounded(loop, limit: int = RECOMPILE_LIMIT) -> bool:
     node = getattr(loop, "node", None)
-    return isinstance(node, cst.For) and bounded_iter(node.iter, limit)
+    return type(node) is cst.For and bounded_iter(node.iter, limit)
 
 
 def bounded_iter(it, limit: int = RECOMPILE_LIMIT) -> bool:
     """A literal list of fewer values than the recompile limit, or a short literal range."""
-    if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
+    if type(it) in (cst.List, cst.Tuple, cst.Set):
         return len(it.elements) < limit
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
-        ints = [int(a.value.value) for a in it.args if isinstance(a.value, cst.Integer)]
+    if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "range":
+        ints = [int(a.value.value) for a in it.args if type(a.value) is cst.Integer]
         if len(ints) == len(it.args) and ints:
             lo, hi = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
             step = ints[2] if len(ints) > 2 and ints[2] else 1
@@ -326,11 +326,11 @@ def names_in(node: cst.CSTNode):
 def bound_name(an, value: cst.BaseExpression) -> Optional[str]:
     """The name the current statement assigns ``value`` to (`model = torch.compile(...)`)."""
     stmt = an.statement
-    body = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt]
+    body = stmt.body if type(stmt) is cst.SimpleStatementLine else [stmt]
     for small in body:
-        if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is value:
-            targets = small.targets if isinstance(small, cst.Assign) else [small]
-            if len(targets) == 1 and isinstance(targets[0].target, (cst.Name, cst.Attribute)):
+        if type(small) in (cst.Assign, cst.AnnAssign) and small.value is value:
+            targets = small.targets if type(small) is cst.Assign else [small]
+            if len(targets) == 1 and type(targets[0].target) in (cst.Name, cst.Attribute):
                 return code_of(targets[0].target)
     return None
 
@@ -338,12 +338,12 @@ def bound_name(an, value: cst.BaseExpression) -> Optional[str]:
 def distinct_values(it) -> Optional[int]:
     """How many different values a `for` over ``it`` gives its target: a literal list, tuple or
     set (by their text), or a `range` of literal ints; None when not known."""
-    if isinstance(it, (cst.List, cst.Tuple, cst.Set)):
-        if any(isinstance(el, cst.StarredElement) for el in it.elements):
+    if type(it) in (cst.List, cst.Tuple, cst.Set):
+        if any(type(el) is cst.StarredElement for el in it.elements):
             return None
         return len({code_of(el.value) for el in it.elements})
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
-        ints = [int(a.value.value) for a in it.args if isinstance(a.value, cst.Integer)]
+    if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value == "range":
+        ints = [int(a.value.value) for a in it.args if type(a.value) is cst.Integer]
         if len(ints) == len(it.args) and ints:
             lo, hi = (0, ints[0]) if len(ints) == 1 else (ints[0], ints[1])
             step = ints[2] if len(ints) > 2 and ints[2] else 1
@@ -357,7 +357,7 @@ def counter_values(counters: dict, names) -> Optional[int]:
     total = 1
     for n in names:
         node = getattr(counters.get(n), "node", None)
-        count = distinct_values(node.iter) if isinstance(node, cst.For) else None
+        count = distinct_values(node.iter) if type(node) is cst.For else None
         if count is None:
             return None
         total *= count
@@ -381,12 +381,12 @@ def int_of_counters(expr: cst.BaseExpression, counters: dict) -> bool:
     stack = [expr]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Name):
+        if type(n) is cst.Name:
             names.append(n.value)
-        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.Divide):
+        elif type(n) is cst.BinaryOperation and type(n.operator) is not cst.Divide:
             stack += (n.left, n.right)
-        elif isinstance(n, cst.UnaryOperation):
+        elif type(n) is cst.UnaryOperation:
             stack.append(n.expression)
-        elif not isinstance(n, cst.Integer):
+        elif type(n) is not cst.Integer:
             return False
     return bool(names) and all(n in counters for n in names)

@@ -68,7 +68,7 @@ class LoopIteratorConstant(Rule):
             return
         an = self.an
         for a, b in ((node.left, node.right), (node.right, node.left)):
-            if isinstance(a, cst.Subscript):
+            if type(a) is cst.Subscript:
                 self.tensor_uses.setdefault(id(a), []).append(an.value(b))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -123,11 +123,11 @@ class LoopIteratorConstant(Rule):
         """`model(x, steps[i])`, `torch.full(..., alphas[i])`: the element goes where a tensor goes."""
         an = self.an
         qn = an.qualname(node.func) or ""
-        if not (qn.startswith("torch.") or isinstance(node.func, (cst.Name, cst.Attribute))):
+        if not (qn.startswith("torch.") or type(node.func) in (cst.Name, cst.Attribute)):
             return
         callee = an.value(node.func) if not qn.startswith("torch.") else None
         for a in node.args:
-            if isinstance(a.value, cst.Subscript):
+            if type(a.value) is cst.Subscript:
                 self.tensor_uses.setdefault(id(a.value), []).append(("call", qn, callee))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
@@ -137,15 +137,15 @@ class LoopIteratorConstant(Rule):
             return
         for el in node.slice:
             s = el.slice
-            parts = [s.value] if isinstance(s, cst.Index) else [p for p in (s.lower, s.upper, s.step) if p is not None]
+            parts = [s.value] if type(s) is cst.Index else [p for p in (s.lower, s.upper, s.step) if p is not None]
             for part in parts:
                 hit = an.counter_in(part)
                 if hit is None:
                     continue
                 name, origin = hit
-                where = "a slice bound" if isinstance(s, cst.Slice) else "a tensor index"
+                where = "a slice bound" if type(s) is cst.Slice else "a tensor index"
                 base = an.value(node.value)
-                index = an.value(part) if isinstance(s, cst.Index) else None
+                index = an.value(part) if type(s) is cst.Index else None
                 here = an.here()
 
                 def what(node=node, base=base, index=index, here=here):
@@ -166,7 +166,7 @@ class LoopIteratorConstant(Rule):
         class adds to the index each call (a scheduler's step counter)."""
         an = self.an
         cls = an.function.cls
-        if cls is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        if cls is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return
         attrs = [n for n in _self_attributes(node.slice[0].slice.value)]
         if not attrs:
@@ -202,14 +202,14 @@ class LoopIteratorConstant(Rule):
         an = self.an
         func = node.func
         qn = an.qualname(func) or ""
-        recv = an.value(func.value) if isinstance(func, cst.Attribute) else None
+        recv = an.value(func.value) if type(func) is cst.Attribute else None
         if qn in FACTORIES:
             where, args, need = "a size", [a for a in node.args if a.keyword is None or a.keyword.value == "size"], None
-        elif isinstance(func, cst.Attribute) and func.attr.value in SHAPING and not qn.startswith("torch."):
+        elif type(func) is cst.Attribute and func.attr.value in SHAPING and not qn.startswith("torch."):
             where, args, need = f"an argument of .{func.attr.value}()", list(node.args), recv
         elif qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in SHAPING | {"cat", "stack"}:
             where, args, need = f"an argument of {qn}()", list(node.args[1:]), None
-        elif qn.startswith("torch.") or isinstance(func, cst.Attribute):
+        elif qn.startswith("torch.") or type(func) is cst.Attribute:
             where = "a dim"
             args = [a for a in node.args if a.keyword is not None and a.keyword.value in SHAPING_KEYWORDS]
             need = recv if not qn.startswith("torch.") else None
@@ -237,104 +237,80 @@ class LoopIteratorConstant(Rule):
 
     def _fix_later(self, node: cst.Subscript, name: str, origin):
         """The fix, decided once the project is linked: only for a step loop's own counter, and
-        a device index only into a device tensor (a list has no `.device`)."""
+        a device index only into a device tensor (a list has no `.device`). What the walk knows
+        (names imported so far, counters in scope) is taken now; the fix is built only for a
+        report that is made (building one parses its new code)."""
         if isinstance(origin, str):
             return None
-        roll = self._fix(node, name, origin, device=False)
+        roll = self._roll_fix_later(origin, name)
         device = self._device_index_fix(node)
         base = self.an.value(node.value)
 
         def build():
             if not origin.is_step_loop:
                 return None
-            if roll is not None:
-                return roll
-            return device if self.an.is_device_tensor(base) else None
+            fix = roll() if roll is not None else None
+            if fix is not None:
+                return fix
+            return device() if self.an.is_device_tensor(base) and device is not None else None
 
         return build
 
-    def _fix(self, node: cst.Subscript, name: str, loop, device: bool = True):
-        if loop is not None and isinstance(loop.node, cst.For):
-            key = id(loop.node)
-            if key not in self.roll_fixes:
-                self.roll_fixes[key] = self._roll_fix(loop.node, name)
-            if self.roll_fixes[key] is not None:
-                return self.roll_fixes[key]
-        return self._device_index_fix(node) if device else None
+    def _roll_fix_later(self, loop, name: str):
+        """One fix per loop, shared by its reports (the first report's counter decides it)."""
+        if loop is None or type(loop.node) is not cst.For:
+            return None
+        key = id(loop.node)
+        if key not in self.roll_fixes:
+            self.roll_fixes[key] = self._roll_fix(loop.node, name)
+        return self.roll_fixes[key]
 
     def _roll_fix(self, loop: cst.For, i: str):
         """The seed's rewrite of ``for i in range(a, n): ... steps[i] ... steps[i + 1]``:
-        read ``steps[0]``, ``steps[1]`` and ``torch.roll`` the buffer one place each pass."""
-        if not (isinstance(loop.target, cst.Name) and loop.target.value == i and isinstance(loop.iter, cst.Call)
+        read ``steps[0]``, ``steps[1]`` and ``torch.roll`` the buffer one place each pass
+        (a callable building it, or None)."""
+        if not (type(loop.target) is cst.Name and loop.target.value == i and type(loop.iter) is cst.Call
                 and self.an.qualname(loop.iter.func) == "range" and 1 <= len(loop.iter.args) <= 2
                 and not any(a.keyword or a.star for a in loop.iter.args)):
             return None
-        uses = []  # (Subscript, offset)
-        buffer = None
-        for sub in _walk_body(loop.body):
-            if isinstance(sub, cst.Continue):
-                return None  # the roll at the end of the body would be skipped
-            if isinstance(sub, cst.Subscript) and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index):
-                offset = _offset(sub.slice[0].slice.value, i)
-                if offset is not None and isinstance(sub.value, cst.Name):
-                    if buffer not in (None, sub.value.value):
-                        return None
-                    buffer = sub.value.value
-                    uses.append((sub, offset))
-        if buffer is None:
-            return None
-        counted = sum(1 for n in names_in(loop.body) if n == i)
-        if counted != len(uses):
-            return None  # the counter is used some other way too
-        assigned = {t.value for t in _assigned_names(loop.body)}
-        if buffer in assigned or i in assigned:
-            return None
         torch = self.an.local_name_for("torch") or "torch"
         imports = () if self.an.local_name_for("torch") else ("import torch",)
-        roll = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts=-1, dims=0)\n")
-        changes = {}
-        for sub, offset in uses:
-            changes[sub.slice[0].slice.value] = cst.Integer(str(offset))
-        start = loop.iter.args[0].value if len(loop.iter.args) == 2 else None
-        pre = None
-        if start is not None and not (isinstance(start, cst.Integer) and start.evaluated_value == 0):
-            text = code(start)
-            shift = f"-{text}" if isinstance(start, (cst.Integer, cst.Name)) else f"-({text})"
-            pre = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts={shift}, dims=0)\n")
+        built = []
 
-        def rewrite(updated: cst.For):
-            body = updated.body
-            if not isinstance(body, cst.IndentedBlock):
-                return updated
-            new = updated.with_changes(body=body.with_changes(body=[*body.body, roll]))
-            if pre is None:
-                return new
-            return cst.FlattenSentinel([pre.with_changes(leading_lines=updated.leading_lines),
-                                        new.with_changes(leading_lines=())])
+        def build():
+            if not built:
+                built.append(_roll_rewrite(loop, i, torch, imports))
+            return built[0]
 
-        changes[loop] = rewrite
-        return Fix(UNSAFE, f"read fixed positions of `{buffer}` and torch.roll it each pass", changes, imports)
+        return build
 
     def _device_index_fix(self, node: cst.Subscript):
-        """Index with a device tensor built from the counter: graph data, not a constant."""
+        """Index with a device tensor built from the counter: graph data, not a constant (a
+        callable building the fix, or None)."""
         an = self.an
         torch = an.local_name_for("torch") or "torch"
         imports = () if an.local_name_for("torch") else ("import torch",)
-        base = code(node.value)
-        changes = {}
+        indexes = []
         for el in node.slice:
             s = el.slice
-            if isinstance(s, cst.Slice):
+            if type(s) is cst.Slice:
                 if an.counter_in(s) is not None:
                     return None  # a slice bound that changes is a new shape: no data index for it
                 continue
             if an.counter_in(s.value) is None:
                 continue
-            text = code(s.value)
-            changes[s.value] = cst.parse_expression(f"{torch}.tensor({text}, device={base}.device)")
-        if not changes:
+            indexes.append(s.value)
+        if not indexes:
             return None
-        return Fix(UNSAFE, "index with a device tensor", changes, imports)
+
+        def build():
+            base = code(node.value)
+            changes = {}
+            for index in indexes:
+                changes[index] = cst.parse_expression(f"{torch}.tensor({code(index)}, device={base}.device)")
+            return Fix(UNSAFE, "index with a device tensor", changes, imports)
+
+        return build
 
     def _report(self, node: cst.CSTNode, name: str, origin, where: str, what, fix=None) -> None:
         an = self.an
@@ -356,13 +332,60 @@ def _self_attributes(expr: cst.BaseExpression) -> list:
     stack = [expr]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
+        if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
             out.append(n.attr.value)
-        elif isinstance(n, cst.BinaryOperation):
+        elif type(n) is cst.BinaryOperation:
             stack += (n.left, n.right)
-        elif isinstance(n, cst.UnaryOperation):
+        elif type(n) is cst.UnaryOperation:
             stack.append(n.expression)
     return out
+
+
+def _roll_rewrite(loop: cst.For, i: str, torch: str, imports: tuple):
+    """The roll fix of ``loop`` over counter ``i``, or None when the loop does not fit it."""
+    uses = []  # (Subscript, offset)
+    buffer = None
+    for sub in _walk_body(loop.body):
+        if type(sub) is cst.Continue:
+            return None  # the roll at the end of the body would be skipped
+        if type(sub) is cst.Subscript and len(sub.slice) == 1 and type(sub.slice[0].slice) is cst.Index:
+            offset = _offset(sub.slice[0].slice.value, i)
+            if offset is not None and type(sub.value) is cst.Name:
+                if buffer not in (None, sub.value.value):
+                    return None
+                buffer = sub.value.value
+                uses.append((sub, offset))
+    if buffer is None:
+        return None
+    counted = sum(1 for n in names_in(loop.body) if n == i)
+    if counted != len(uses):
+        return None  # the counter is used some other way too
+    assigned = {t.value for t in _assigned_names(loop.body)}
+    if buffer in assigned or i in assigned:
+        return None
+    roll = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts=-1, dims=0)\n")
+    changes = {}
+    for sub, offset in uses:
+        changes[sub.slice[0].slice.value] = cst.Integer(str(offset))
+    start = loop.iter.args[0].value if len(loop.iter.args) == 2 else None
+    pre = None
+    if start is not None and not (type(start) is cst.Integer and start.evaluated_value == 0):
+        text = code(start)
+        shift = f"-{text}" if type(start) in (cst.Integer, cst.Name) else f"-({text})"
+        pre = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts={shift}, dims=0)\n")
+
+    def rewrite(updated: cst.For):
+        body = updated.body
+        if type(body) is not cst.IndentedBlock:
+            return updated
+        new = updated.with_changes(body=body.with_changes(body=[*body.body, roll]))
+        if pre is None:
+            return new
+        return cst.FlattenSentinel([pre.with_changes(leading_lines=updated.leading_lines),
+                                    new.with_changes(leading_lines=())])
+
+    changes[loop] = rewrite
+    return Fix(UNSAFE, f"read fixed positions of `{buffer}` and torch.roll it each pass", changes, imports)
 
 
 def _walk_body(node: cst.CSTNode):
@@ -371,25 +394,25 @@ def _walk_body(node: cst.CSTNode):
     while stack:
         n = stack.pop()
         yield n
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         stack.extend(reversed(n.children))
 
 
 def _offset(expr: cst.BaseExpression, i: str):
     """0 for ``i``, c for ``i + c`` / ``c + i`` with a non-negative integer literal c."""
-    if isinstance(expr, cst.Name) and expr.value == i:
+    if type(expr) is cst.Name and expr.value == i:
         return 0
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
         for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
-            if isinstance(a, cst.Name) and a.value == i and isinstance(b, cst.Integer):
+            if type(a) is cst.Name and a.value == i and type(b) is cst.Integer:
                 return b.evaluated_value
     return None
 
 
 def _assigned_names(body: cst.CSTNode):
     for n in _walk_body(body):
-        if isinstance(n, cst.AssignTarget):
-            yield from (t for t in _walk_body(n.target) if isinstance(t, cst.Name))
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and isinstance(n.target, cst.Name):
+        if type(n) is cst.AssignTarget:
+            yield from (t for t in _walk_body(n.target) if type(t) is cst.Name)
+        elif type(n) in (cst.AugAssign, cst.AnnAssign) and type(n.target) is cst.Name:
             yield n.target

@@ -46,7 +46,7 @@ class EqualInHotPath(Rule):
             self.bool_context.update((id(node.left), id(node.right)))
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
-        if isinstance(node.operator, cst.Not):
+        if type(node.operator) is cst.Not:
             self.bool_context.add(id(node.expression))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -54,8 +54,8 @@ class EqualInHotPath(Rule):
         func = node.func
         if an.qualname(func) == "torch.equal" and len(node.args) == 2:
             call, a, b = "torch.equal(...)", node.args[0], node.args[1]
-        elif isinstance(func, cst.Attribute) and func.attr.value == "equal" and len(node.args) == 1 \
-                and not isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)) \
+        elif type(func) is cst.Attribute and func.attr.value == "equal" and len(node.args) == 1 \
+                and type(func.value) not in (cst.SimpleString, cst.ConcatenatedString) \
                 and an.qualname(func.value) != "torch":
             call, a, b = ".equal(...)", cst.Arg(func.value), node.args[0]
         else:
@@ -78,13 +78,13 @@ class EqualInHotPath(Rule):
         a user must review it.
         """
         fn = self.an.function
-        if fn.kind != "function" or not isinstance(fn.node, cst.FunctionDef):
+        if fn.kind != "function" or type(fn.node) is not cst.FunctionDef:
             return None
         params = {p.name.value for p in (*fn.node.params.posonly_params, *fn.node.params.params,
                                            *fn.node.params.kwonly_params)}
         if a.keyword or b.keyword or a.star or b.star:
             return None
-        if not (isinstance(a.value, cst.Name) and isinstance(b.value, cst.Name)
+        if not (type(a.value) is cst.Name and type(b.value) is cst.Name
                 and a.value.value in params and b.value.value in params):
             return None
         expr = cst.Comparison(left=a.value, comparisons=[cst.ComparisonTarget(cst.Is(), b.value)])

@@ -40,13 +40,13 @@ class GrowingCatAccumulator(Rule):
         target = node.targets[0].target
         value = node.value
         an = self.an
-        if not isinstance(value, cst.Call) or not value.args:
+        if type(value) is not cst.Call or not value.args:
             return
         join = an.qualname(value.func)
         if join not in JOINS:
             return
         seq = value.args[0].value
-        if not isinstance(seq, (cst.List, cst.Tuple)):
+        if type(seq) not in (cst.List, cst.Tuple):
             return
         if not any(el.value.deep_equals(target) for el in seq.elements):
             return
@@ -72,9 +72,9 @@ class GrowingCatAccumulator(Rule):
         loop = an.loop  # a local name, or module-level state: grows once per pass of a loop
         if loop is None:
             return
-        if isinstance(target, cst.Name) and an.defined_in_pass(target.value, loop):
+        if type(target) is cst.Name and an.defined_in_pass(target.value, loop):
             return  # rebuilt earlier in the same pass: `inp = scale(x); inp = cat([inp, extra])`
-        is_while = isinstance(loop.node, cst.While)
+        is_while = type(loop.node) is cst.While
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
 
         def when():
@@ -98,11 +98,11 @@ class GrowingCatAccumulator(Rule):
         """
         an = self.an
         stmt, loop = an.statement, an.loop
-        if not isinstance(target, cst.Name) or not isinstance(stmt, cst.SimpleStatementLine) \
+        if type(target) is not cst.Name or type(stmt) is not cst.SimpleStatementLine \
                 or len(stmt.body) != 1 or stmt.body[0] is not node:
             return None
         if not seq.elements[0].value.deep_equals(target) or len(seq.elements) < 2 \
-                or any(isinstance(el, cst.StarredElement) for el in seq.elements):
+                or any(type(el) is cst.StarredElement for el in seq.elements):
             return None  # only appending (acc first) keeps the order with a list
         acc = target.value
         uses = sum(1 for n in names_in(loop.node.body) if n == acc)
@@ -137,8 +137,8 @@ def _has_escape(body: cst.CSTNode, name: str) -> bool:
     stack = [body]
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Del, cst.Global, cst.Nonlocal)):
-            if name in set(names_in(n)) or isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+        if type(n) in (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Del, cst.Global, cst.Nonlocal):
+            if name in set(names_in(n)) or type(n) in (cst.FunctionDef, cst.ClassDef):
                 return True
         stack.extend(n.children)
     return False
@@ -146,11 +146,11 @@ def _has_escape(body: cst.CSTNode, name: str) -> bool:
 
 def _persistent(target: cst.BaseExpression) -> bool:
     """self.buf, self[key], state.buf: state that outlives the call."""
-    if isinstance(target, cst.Attribute):
+    if type(target) is cst.Attribute:
         return True
-    if isinstance(target, cst.Subscript):
+    if type(target) is cst.Subscript:
         base = target.value
-        return isinstance(base, cst.Name) and base.value == "self" or isinstance(base, cst.Attribute)
+        return type(base) is cst.Name and base.value == "self" or type(base) is cst.Attribute
     return False
 
 

@@ -107,7 +107,7 @@ class MissingMarkStep(Rule):
         """Insert the target's step marker after the statements holding ``calls``."""
         an = self.an
         stmts = [an.call_statement.get(id(c)) for c in calls]
-        if not all(isinstance(s, cst.SimpleStatementLine) for s in stmts) or len({id(s) for s in stmts}) != len(stmts):
+        if not all(type(s) is cst.SimpleStatementLine for s in stmts) or len({id(s) for s in stmts}) != len(stmts):
             return None
         marker, imports = marker_call(an, target)
         changes = {}

@@ -53,7 +53,7 @@ class HostSyncEveryStep(Rule):
         if (an.function.kind == "module" and an.loop is None) or self._failing:
             return
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             recv = func.value
             if _is_cpu_call(recv):
@@ -76,12 +76,12 @@ class HostSyncEveryStep(Rule):
                 # TensorBoard's SummaryWriter converts the value with `.cpu().numpy()`
                 arg = node.args[1].value
                 vals = [an.value(arg)] + ([an.value(el.value) for el in arg.elements
-                                           if isinstance(el, cst.DictElement)] if isinstance(arg, cst.Dict) else [])
+                                           if type(el) is cst.DictElement] if type(arg) is cst.Dict else [])
                 self._report_any(node, f"`{method}()` of a tensor (TensorBoard reads it with `.cpu().numpy()`)", vals)
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
-                    an.value(el.value) for a in node.args if isinstance(a.value, cst.Dict)
-                    for el in a.value.elements if isinstance(el, cst.DictElement)]
+                    an.value(el.value) for a in node.args if type(a.value) is cst.Dict
+                    for el in a.value.elements if type(el) is cst.DictElement]
                 self._report_any(node, "a progress-bar postfix with a tensor", vals)
         qn = an.qualname(func) or ""
         if qn in ("torch.tensor", "torch.as_tensor") and node.args and node.args[0].keyword is None:
@@ -92,7 +92,7 @@ class HostSyncEveryStep(Rule):
         if qn in ("numpy.array", "numpy.asarray") and node.args:
             self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
             return
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in CONVERSIONS and len(node.args) == 1:
                 self._report(node, f"`{func.value}()` of a tensor", an.value(node.args[0].value))
             elif func.value == "print":
@@ -158,4 +158,4 @@ def _to_cpu(an, call: cst.Call) -> bool:
 
 def _is_cpu_call(node: cst.BaseExpression) -> bool:
     """x.cpu() or x.detach().cpu(): already on the host (the .cpu() call is the sync)."""
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cpu", "numpy")
+    return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("cpu", "numpy")

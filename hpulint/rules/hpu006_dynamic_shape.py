@@ -64,14 +64,14 @@ class DynamicShapeInHotPath(Rule):
         store = id(node) in self.stores
         for el in node.slice:
             s = el.slice
-            if isinstance(s, cst.Index):
+            if type(s) is cst.Index:
                 idx = s.value
                 if _is_where1(an, idx):
                     self.covered.add(id(idx))
                     self._report(node, "boolean-mask indexing", "mask", lambda: an.is_device_tensor(base))
                     return
                 v = an.value(idx)
-                if mask_value(v) or isinstance(idx, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+                if mask_value(v) or type(idx) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call):
                     what = "a boolean-mask store" if store else "boolean-mask indexing"
 
                     def is_mask(v=v, base=base):
@@ -100,7 +100,7 @@ class DynamicShapeInHotPath(Rule):
         an = self.an
         func = node.func
         qn = an.qualname(func) or ""
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         first = an.value(node.args[0].value) if node.args else None
         if _is_where1(an, node):
             if id(node) not in self.covered:
@@ -138,15 +138,15 @@ class DynamicShapeInHotPath(Rule):
 
 
 def _is_where1(an, node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
+    return type(node) is cst.Call and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
         and node.args[0].keyword is None
 
 
 def _host_array_source(an, node: cst.BaseExpression) -> bool:
     """An index NumPy builds from data (`np.where(m)[0]`, `np.nonzero(m)`, `np.flatnonzero(m)`)."""
-    while isinstance(node, cst.Subscript):
+    while type(node) is cst.Subscript:
         node = node.value
-    if isinstance(node, cst.Call):
+    if type(node) is cst.Call:
         return (an.qualname(node.func) or "") in ("numpy.where", "numpy.nonzero", "numpy.flatnonzero",
                                                    "numpy.argwhere", "numpy.unique")
     return False

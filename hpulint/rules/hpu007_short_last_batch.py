@@ -45,12 +45,12 @@ class ShortLastBatch(Rule):
             return
         target = dotted(node.targets[0].target)
         value = node.value
-        if isinstance(value, cst.Dict) and target:
+        if type(value) is cst.Dict and target:
             self.dicts[target] = {el.key.value.strip("'\"") for el in value.elements
-                                  if isinstance(el, cst.DictElement) and isinstance(el.key, cst.SimpleString)}
-        elif isinstance(value, cst.Call) and self.an.qualname(value.func) in LOADERS and target:
+                                  if type(el) is cst.DictElement and type(el.key) is cst.SimpleString}
+        elif type(value) is cst.Call and self.an.qualname(value.func) in LOADERS and target:
             self._candidate(value, target)
-        elif isinstance(value, cst.Call) and target:
+        elif type(value) is cst.Call and target:
             # a wrapper around a loader: pl.MpDeviceLoader(train_loader, device), iter(loader)...
             wrapped = {dotted(a.value) for a in value.args} & self._loader_names()
             if wrapped:
@@ -68,13 +68,13 @@ class ShortLastBatch(Rule):
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         flag = None
         drop = kw.get("drop_last")
-        if isinstance(drop, cst.Attribute):  # drop_last=FLAGS.drop_last: an option, maybe off
+        if type(drop) is cst.Attribute:  # drop_last=FLAGS.drop_last: an option, maybe off
             flag = drop.attr.value
         elif drop is not None:
             return
         if "batch_sampler" in kw:
             return
-        if isinstance(kw.get("batch_size"), cst.Name) and kw["batch_size"].value == "None":
+        if type(kw.get("batch_size")) is cst.Name and kw["batch_size"].value == "None":
             return
         for a in call.args:
             if a.star == "**":
@@ -93,7 +93,7 @@ class ShortLastBatch(Rule):
             return
         fed = []
         for loop in an.all_loops:
-            if not loop.is_step_loop or not isinstance(loop.node, cst.For):
+            if not loop.is_step_loop or type(loop.node) is not cst.For:
                 continue
             target = an.target_of(loop.scope)
             if target is None or not an.lazy_mode(loop.scope):
@@ -126,11 +126,11 @@ def _calls_in(node: cst.CSTNode):
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call):
+        if type(n) is cst.Call:
             yield n
             stack.append(n.func)
             stack.extend(a.value for a in n.args)
-        elif isinstance(n, cst.Attribute):
+        elif type(n) is cst.Attribute:
             stack.append(n.value)
 
 
@@ -138,9 +138,9 @@ def _attrs_in(node: cst.CSTNode):
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Attribute):
+        if type(n) is cst.Attribute:
             yield n
-        elif isinstance(n, cst.Call):
+        elif type(n) is cst.Call:
             stack.append(n.func)
             stack.extend(a.value for a in n.args)
 
@@ -152,7 +152,7 @@ def _drop_last_fix(call: cst.Call) -> Fix:
                                         whitespace_after=cst.SimpleWhitespace("")))
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    elif args and isinstance(args[-1].comma, cst.Comma):
+    elif args and type(args[-1].comma) is cst.Comma:
         new = new.with_changes(comma=args[-1].comma)  # keep a trailing comma's layout
     replacement = call.with_changes(args=[*args, new])
     return Fix(UNSAFE, "pass drop_last=True (the last partial batch is skipped)", {call: replacement})

@@ -59,13 +59,13 @@ def _operands(test: cst.BaseExpression, an):
     stack = [test]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.BooleanOperation):
-            if isinstance(n.operator, cst.And) and an.is_interval(n.left):
+        if type(n) is cst.BooleanOperation:
+            if type(n.operator) is cst.And and an.is_interval(n.left):
                 continue
             stack += (n.left, n.right)
-        elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+        elif type(n) is cst.UnaryOperation and type(n.operator) is cst.Not:
             stack.append(n.expression)
-        elif isinstance(n, cst.Call) and n.args and an.qualname(n.func) == "torch.is_nonzero":
+        elif type(n) is cst.Call and n.args and an.qualname(n.func) == "torch.is_nonzero":
             yield n.args[0].value  # a Python bool read from the tensor's value
         else:
             yield n

@@ -46,7 +46,7 @@ class HpuGraphLimits(Rule):
         return None
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and self._api(node.value.func) in GRAPH_WRAPPERS:
+        if type(node.value) is cst.Call and self._api(node.value.func) in GRAPH_WRAPPERS:
             for t in node.targets:
                 name = dotted(t.target)
                 if name:
@@ -59,7 +59,7 @@ class HpuGraphLimits(Rule):
                 self.report(node, LIMIT.format(what="make_graphed_callables with sample_kwargs"))
                 return
             sample = node.args[1].value if len(node.args) > 1 else None
-            if isinstance(sample, cst.Tuple) and any(_non_tensor(el.value) for el in sample.elements):
+            if type(sample) is cst.Tuple and any(_non_tensor(el.value) for el in sample.elements):
                 self.report(node, LIMIT.format(what="a non-tensor sample input to make_graphed_callables"))
             return
         name = dotted(node.func)
@@ -73,4 +73,4 @@ class HpuGraphLimits(Rule):
 def _non_tensor(node: cst.BaseExpression) -> bool:
     if isinstance(node, LITERALS):
         return True
-    return isinstance(node, cst.Name) and node.value in ("None", "True", "False")
+    return type(node) is cst.Name and node.value in ("None", "True", "False")

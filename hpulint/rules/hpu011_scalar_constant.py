@@ -43,7 +43,7 @@ class LoopScalarConstant(Rule):
         if an.loop is None and not an.function.pcounters:
             return
         for tensor_side, scalar_side in ((left, right), (right, left)):
-            if not is_number_arith(scalar_side) or isinstance(scalar_side, (cst.Integer, cst.Float)):
+            if not is_number_arith(scalar_side) or type(scalar_side) in (cst.Integer, cst.Float):
                 continue
             hit = an.counter_in(scalar_side)
             if hit is None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.syntax import child_nodes
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
@@ -90,7 +91,7 @@ class HostReadBreaksGraph(Rule):
         if fn.kind != "function" or not_traced(an):
             return
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             recv = an.value(func.value)
             if method == "item" and not node.args and not self.scalars:
@@ -105,7 +106,7 @@ class HostReadBreaksGraph(Rule):
             else:
                 self._calls(node)
             return
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             if func.value in CONVERSIONS and len(node.args) == 1 and not self.scalars:
                 v = an.value(node.args[0].value)
                 self._report(node, f"`{func.value}()` of a tensor", FIX_SCALAR, lambda: is_tensor(an, v))
@@ -193,15 +194,15 @@ def _np_random_break(name: str, call: cst.Call):
 
 def _is_log_statement(an, stmt) -> bool:
     """A statement that is only a print(...) or a logger call."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or not isinstance(stmt.body[0], cst.Expr):
+    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Expr:
         return False
     call = stmt.body[0].value
-    if not isinstance(call, cst.Call):
+    if type(call) is not cst.Call:
         return False
     f = call.func
-    if isinstance(f, cst.Name):
+    if type(f) is cst.Name:
         return f.value == "print" and "print" not in an.bound_names()
-    return isinstance(f, cst.Attribute) and f.attr.value in LOG_METHODS and _is_logger(an, f.value)
+    return type(f) is cst.Attribute and f.attr.value in LOG_METHODS and _is_logger(an, f.value)
 
 
 def _printed(an, call: cst.Call) -> list:
@@ -221,13 +222,13 @@ def _fstring_parts(node: cst.BaseExpression):
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.FormattedString):
+        if type(n) is cst.FormattedString:
             for p in n.parts:
-                if isinstance(p, cst.FormattedStringExpression):
+                if type(p) is cst.FormattedStringExpression:
                     yield p.expression
-        elif isinstance(n, cst.ConcatenatedString):
+        elif type(n) is cst.ConcatenatedString:
             stack += (n.left, n.right)
-        elif isinstance(n, cst.BinaryOperation):
+        elif type(n) is cst.BinaryOperation:
             stack += (n.left, n.right)
 
 
@@ -235,7 +236,7 @@ def _is_logger(an, node: cst.BaseExpression) -> bool:
     qn = an.qualname(node) or ""
     if qn == "logging":
         return True
-    name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
     return name in ("logger", "log", "logging", "LOGGER", "_logger", "_log")
 
 
@@ -245,10 +246,10 @@ def _has_read(node: cst.BaseExpression) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call):
+        if type(n) is cst.Call:
             f = n.func
-            if (isinstance(f, cst.Attribute) and f.attr.value in ("item", "tolist", "numpy") and not n.args) or \
-                    (isinstance(f, cst.Name) and f.value in CONVERSIONS and len(n.args) == 1):
+            if (type(f) is cst.Attribute and f.attr.value in ("item", "tolist", "numpy") and not n.args) or \
+                    (type(f) is cst.Name and f.value in CONVERSIONS and len(n.args) == 1):
                 return True
-        stack += list(n.children)
+        stack += child_nodes(n)
     return False

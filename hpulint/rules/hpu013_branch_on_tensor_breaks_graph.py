@@ -49,13 +49,13 @@ class BranchOnTensorBreaksGraph(Rule):
         is traced. `assert not t` jumps the other way, and in `assert a and b` (`or`) every operand
         but the last jumps elsewhere: those jumps on a tensor break (measured on 2.13)."""
         test = node.test
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             self._check(test, "assert not", ASSERT_FIX.format(fix="`assert ~t` (or `assert t.logical_not()`)"))
-        elif isinstance(test, cst.BooleanOperation):
+        elif type(test) is cst.BooleanOperation:
             ops = _flat(test)
             last = ops[-1]
-            jumps = ops[:-1] + ([last] if isinstance(last, cst.UnaryOperation)
-                                and isinstance(last.operator, cst.Not) else [])
+            jumps = ops[:-1] + ([last] if type(last) is cst.UnaryOperation
+                                and type(last.operator) is cst.Not else [])
             self._check(test, f"assert ... {code(test.operator).strip()} ...",
                         ASSERT_FIX.format(fix="one tensor test (`assert (a & b).all()`) or one assert per test"),
                         parts=jumps)
@@ -81,9 +81,9 @@ def _operands(test: cst.BaseExpression):
     stack = [test]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.BooleanOperation):
+        if type(n) is cst.BooleanOperation:
             stack += (n.left, n.right)
-        elif isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not):
+        elif type(n) is cst.UnaryOperation and type(n.operator) is cst.Not:
             stack.append(n.expression)
         else:
             yield n
@@ -93,5 +93,5 @@ def _flat(test: cst.BooleanOperation) -> list:
     """The operands of `a and b and c` in order (one operator or mixed)."""
     out = []
     for side in (test.left, test.right):
-        out += _flat(side) if isinstance(side, cst.BooleanOperation) else [side]
+        out += _flat(side) if type(side) is cst.BooleanOperation else [side]
     return out

@@ -61,7 +61,7 @@ class DynamicOutputBreaksGraph(Rule):
         base = an.value(node.value)
         for el in node.slice:
             s = el.slice
-            if not isinstance(s, cst.Index):
+            if type(s) is not cst.Index:
                 continue
             idx = s.value
             if _is_where1(an, idx):
@@ -70,7 +70,7 @@ class DynamicOutputBreaksGraph(Rule):
                 return
             v = an.value(idx)
             structural = mask_value(v) or (_mask_name(idx) and _opaque(v))
-            if structural or isinstance(idx, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            if structural or type(idx) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call):
                 self._report(node, "boolean-mask indexing", SHAPE, SHAPE_FIX,
                              lambda v=v, structural=structural: is_tensor(an, base) and _is_mask(an, v, structural))
                 return
@@ -81,7 +81,7 @@ class DynamicOutputBreaksGraph(Rule):
             return
         func = node.func
         qn = an.qualname(func) or ""
-        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        method = func.attr.value if type(func) is cst.Attribute else None
         first = an.value(node.args[0].value) if node.args else None
         if qn == "torch.equal":
             self._report(node, "`torch.equal(...)`", EQUAL, EQUAL_FIX, lambda: True)
@@ -125,7 +125,7 @@ class DynamicOutputBreaksGraph(Rule):
 
 
 def _is_where1(an, node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
+    return type(node) is cst.Call and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
         and node.args[0].keyword is None
 
 
@@ -134,7 +134,7 @@ _MASK_WORDS = ("mask", "valid", "keep", "active", "select", "flag", "is_", "has_
 
 def _mask_name(node: cst.BaseExpression) -> bool:
     """An index named like a boolean mask (`valid`, `keep_mask`, `self.is_pad`)."""
-    name = node.value if isinstance(node, cst.Name) else node.attr.value if isinstance(node, cst.Attribute) else ""
+    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
     return any(w in name.lower() for w in _MASK_WORDS)
 
 

@@ -50,7 +50,7 @@ class StaticShapesRecompile(LoopCalls):
         super().visit_Call(node)
         an = self.an
         qn = an.qualname(node.func) or ""
-        if qn.endswith("mark_static") and node.args and isinstance(node.args[0].value, cst.Name) \
+        if qn.endswith("mark_static") and node.args and type(node.args[0].value) is cst.Name \
                 and an.loop is not None:
             self.marks.append((node, node.args[0].value.value, an.loop, self.counters_here()))
             return
@@ -61,13 +61,13 @@ class StaticShapesRecompile(LoopCalls):
             name = bound_name(an, node)
             if name is not None:
                 self.static.append((arg, node, name))
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile":
+        elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
             self.static.append((arg, node, code(node.func.value)))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for d in node.decorators:
             call = d.decorator
-            if isinstance(call, cst.Call) and is_compile_call(self.an, call):
+            if type(call) is cst.Call and is_compile_call(self.an, call):
                 arg = _static_kw(call)
                 if arg is not None:
                     self.static.append((arg, call, node.name.value))
@@ -109,7 +109,7 @@ class StaticShapesRecompile(LoopCalls):
                 continue
             for k, a in enumerate(call.args):
                 expr = a.value
-                if isinstance(expr, cst.Name) and (id(loop), expr.value) in self.dynamic_marked:
+                if type(expr) is cst.Name and (id(loop), expr.value) in self.dynamic_marked:
                     continue
                 shape = self.shape_counters(expr, loop, counters)
                 if self.unbounded(shape, counters):
@@ -143,9 +143,9 @@ def _dynamic_mark_fix(call: cst.Call, source: str):
         return None  # mark_static(x): every dimension; which one varies is the user's call
     func = call.func
     imports = ()
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         new = func.with_changes(attr=cst.Name("maybe_mark_dynamic"))
-    elif isinstance(func, cst.Name):
+    elif type(func) is cst.Name:
         new, imports = cst.Name("maybe_mark_dynamic"), ("from torch._dynamo import maybe_mark_dynamic",)
     else:
         return None
@@ -157,16 +157,16 @@ def _dynamic_mark_fix(call: cst.Call, source: str):
 
 def _static_kw(call: cst.Call):
     v = keyword(call, "dynamic")
-    if isinstance(v, cst.Name) and v.value == "False":
+    if type(v) is cst.Name and v.value == "False":
         return next(a for a in call.args if a.keyword is not None and a.keyword.value == "dynamic")
     return None
 
 
 def _int_names(expr: cst.BaseExpression) -> list:
     """Names an int argument is made of (`step`, `step + 1`)."""
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         return [expr.value]
-    if isinstance(expr, cst.BinaryOperation):
+    if type(expr) is cst.BinaryOperation:
         return _int_names(expr.left) + _int_names(expr.right)
     return []
 
@@ -175,10 +175,10 @@ def _remove_kw_fix(call: cst.Call, arg: cst.Arg) -> Fix:
     args = [a for a in call.args if a is not arg]
     last = call.args[-1]
     if args and last is arg:
-        args[-1] = args[-1].with_changes(comma=arg.comma if isinstance(arg.comma, cst.Comma)
+        args[-1] = args[-1].with_changes(comma=arg.comma if type(arg.comma) is cst.Comma
                                          and "\n" in code(arg.comma) else cst.MaybeSentinel.DEFAULT)
     backend = keyword(call, "backend")
-    name = backend.value.strip("'\"") if isinstance(backend, cst.SimpleString) else None
+    name = backend.value.strip("'\"") if type(backend) is cst.SimpleString else None
     # the default backends compile dynamic shapes; others (hpu_backend, openxla, a custom one)
     # may not, so there the fix is the user's call
     safe = backend is None or name in DEFAULT_BACKENDS

@@ -82,7 +82,7 @@ class ModuleAttributeRecompile(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         an = self.an
         for t in node.targets:
-            if isinstance(t.target, cst.Name):
+            if type(t.target) is cst.Name:
                 made = _called_names(node.value)
                 for ref in names_in(node.value):
                     made |= self.built.get(ref, set())
@@ -90,7 +90,7 @@ class ModuleAttributeRecompile(Rule):
         if an.loop is not None and len(node.targets) == 1:
             tgt = node.targets[0].target
             counters = counters_here(an)
-            if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value != "self" \
+            if type(tgt) is cst.Attribute and type(tgt.value) is cst.Name and tgt.value.value != "self" \
                     and int_of_counters(node.value, counters):
                 self.sets.append((node, tgt.value.value, tgt.attr.value, an.loop, counters))
         cls = an.current_class
@@ -99,9 +99,9 @@ class ModuleAttributeRecompile(Rule):
         params = set(self.params.get(cls.name, ()))
         for t in node.targets:
             tgt = t.target
-            if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == "self":
+            if type(tgt) is cst.Attribute and type(tgt.value) is cst.Name and tgt.value.value == "self":
                 used = [n for n in names_in(node.value) if n in params]
-                if used and not isinstance(node.value, cst.Call):  # a submodule built from it is not an int
+                if used and type(node.value) is not cst.Call:  # a submodule built from it is not an int
                     self.attrs.setdefault(cls.name, {})[tgt.attr.value] = used[0]
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -109,22 +109,22 @@ class ModuleAttributeRecompile(Rule):
         cls = an.current_class
         if cls is None or an.function.name != "forward":
             return
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
+        if type(node.value) is cst.Name and node.value.value == "self":
             self.reads.setdefault((cls.name, node.attr.value), node)
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
-        if an.loop is not None and isinstance(node.func, (cst.Name, cst.Attribute)):
+        if an.loop is not None and type(node.func) in (cst.Name, cst.Attribute):
             self.loop_calls.append((code(node.func), an.loop, node))
-        if is_compile_call(an, node) and node.args and isinstance(node.args[0].value, cst.Name):
+        if is_compile_call(an, node) and node.args and type(node.args[0].value) is cst.Name:
             name = bound_name(an, node)
             if name is not None:
                 self.compiled_of[name] = node.args[0].value.value
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args \
-                and isinstance(node.func.value, cst.Name):
+        elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args \
+                and type(node.func.value) is cst.Name:
             self.compiled_of[node.func.value.value] = node.func.value.value
         varying = self._varying_names()
-        if isinstance(node.func, cst.Name) and node.args:
+        if type(node.func) is cst.Name and node.args:
             vary = {}
             for k, a in enumerate(node.args):
                 hit = [n for n in names_in(a.value) if n in varying]
@@ -136,20 +136,20 @@ class ModuleAttributeRecompile(Rule):
             return
         if is_compile_call(an, node) and node.args:
             target = node.args[0].value
-            if isinstance(target, cst.Call) and isinstance(target.func, cst.Name):
+            if type(target) is cst.Call and type(target.func) is cst.Name:
                 self.per_instance.append((target.func.value, f"`{code(node.func)}({code(target.func)}(...))` in a loop",
                                           set()))
             else:
                 self.per_instance.append((an.value(target), f"`{code(node.func)}({code(target)})` in a loop",
                                           self._iterated_classes(target)))
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args:
+        elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
             self.per_instance.append((an.value(node.func.value), f"`{code(node.func)}()` in a loop",
                                       self._iterated_classes(node.func.value)))
 
     def _iterated_classes(self, target: cst.BaseExpression) -> set:
         """`for layer in layers: layer.compile()`: the names called where `layers` was built."""
         loop = self.an.loop
-        if loop is None or not isinstance(target, cst.Name) or not isinstance(loop.node, cst.For) \
+        if loop is None or type(target) is not cst.Name or type(loop.node) is not cst.For \
                 or target.value not in names_in(loop.node.target):
             return set()
         out = _called_names(loop.node.iter)
@@ -222,7 +222,7 @@ class ModuleAttributeRecompile(Rule):
             if n is not None and n < MANY:
                 continue
             loops = [counters[u] for u in sorted(used)]
-            how = ", ".join(f"`{code(lp.node.target)}` in `{code(lp.node.iter)}`" if isinstance(lp.node, cst.For)
+            how = ", ".join(f"`{code(lp.node.target)}` in `{code(lp.node.iter)}`" if type(lp.node) is cst.For
                             else "a `while` loop" for lp in loops)
             values = recompiles_text(n, self.limit) if n is not None else \
                 ("each new value is a recompile, and after `recompile_limit` (8) Dynamo runs forward eagerly "
@@ -241,7 +241,7 @@ def _called_names(node: cst.CSTNode) -> set:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+        if type(n) is cst.Call and type(n.func) is cst.Name:
             out.add(n.func.value)
         stack += child_nodes(n)
     return out

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code
+from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, int_of_counters, is_compile_call, names_in,
                                            recompiles_text)
 
@@ -89,9 +89,9 @@ class ChangingValueRecompile(LoopCalls):
             self.module_names.add(node.name.value)
         bases = [code(b.value).rsplit(".", 1)[-1] for b in node.bases]
         if any(b in ("Enum", "StrEnum", "Flag") for b in bases):  # IntEnum members are ints
-            members = {t.target.value for st in node.body.body if isinstance(st, cst.SimpleStatementLine)
-                       for small in st.body if isinstance(small, cst.Assign) for t in small.targets
-                       if isinstance(t.target, cst.Name) and not t.target.value.startswith("_")}
+            members = {t.target.value for st in node.body.body if type(st) is cst.SimpleStatementLine
+                       for small in st.body if type(small) is cst.Assign for t in small.targets
+                       if type(t.target) is cst.Name and not t.target.value.startswith("_")}
             self.enums[node.name.value] = len(members)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -99,7 +99,7 @@ class ChangingValueRecompile(LoopCalls):
         if parent is not None and parent.kind == "module":
             self.defs[node.name.value] = node
         for d in node.decorators:
-            dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            dec = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
             q = self.an.qualname(dec) or ""
             if q == "torch.compile" or q.endswith("torch_xla.compile"):
                 self.compiled[node.name.value] = node
@@ -109,31 +109,31 @@ class ChangingValueRecompile(LoopCalls):
         an = self.an
         if an.function.kind == "module" and an.loop is None:
             for t in node.targets:
-                if isinstance(t.target, cst.Name):
+                if type(t.target) is cst.Name:
                     self.module_names.add(t.target.value)
-                    if isinstance(node.value, cst.Integer):
+                    if type(node.value) is cst.Integer:
                         self.globals_int.add(t.target.value)
                     if _is_list(node.value):
                         self.module_lists.add(t.target.value)
         if an.loop is not None and len(node.targets) == 1:
             target = node.targets[0].target
             counters = self.counters_here()
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 if any(n in counters for n in names_in(node.value)) and not _has_float(node.value):
                     self.bumped.setdefault(id(an.loop), {})[target.value] = f"`{code(node)}`"
-            elif isinstance(target, (cst.Subscript, cst.Attribute)) and isinstance(target.value, cst.Name) \
+            elif type(target) in (cst.Subscript, cst.Attribute) and type(target.value) is cst.Name \
                     and int_of_counters(node.value, counters):
                 self.entries.setdefault(id(an.loop), {})[target.value.value] = (code(target), f"`{code(node)}`")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         super().visit_AugAssign(node)
         fn = self.an.function
-        if fn.kind == "function" and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer) \
-                and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) \
+        if fn.kind == "function" and type(node.target) is cst.Name and type(node.value) is cst.Integer \
+                and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) \
                 and node.target.value in self.declared.get(id(fn), ()):
             self.global_bumps.setdefault(node.target.value, f"`{code(node)}` in {fn.name}()")
         loop = self.an.loop
-        if loop is not None and isinstance(node.target, cst.Name) and isinstance(node.value, cst.Integer):
+        if loop is not None and type(node.target) is cst.Name and type(node.value) is cst.Integer:
             self.bumped.setdefault(id(loop), {})[node.target.value] = f"`{code(node)}`"
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -143,8 +143,8 @@ class ChangingValueRecompile(LoopCalls):
             name = bound_name(an, node)
             target = node.args[0].value
             if name is not None:
-                self.compiled[name] = self.compiled.get(code(target)) if isinstance(target, cst.Name) else None
-        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "compile" and not node.args:
+                self.compiled[name] = self.compiled.get(code(target)) if type(target) is cst.Name else None
+        elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
             self.compiled.setdefault(code(node.func.value), None)
 
     def finish(self) -> None:
@@ -177,7 +177,7 @@ class ChangingValueRecompile(LoopCalls):
     def _changing(self, call: cst.Call, loop, counters: dict):
         for a in call.args:
             expr = a.value
-            value = self.value_in_loop(expr.value, loop) if isinstance(expr, cst.Name) else None
+            value = self.value_in_loop(expr.value, loop) if type(expr) is cst.Name else None
             for e in (expr, value):
                 varying = self.unbounded(set(names_in(e)) & set(counters), counters) if e is not None else set()
                 if varying and _string_of(e, counters):
@@ -187,7 +187,7 @@ class ChangingValueRecompile(LoopCalls):
                 split = _split_of(e) if e is not None else None
                 if split is not None and (varying or self.unbounded(self.shape_counters(split, loop, counters), counters)):
                     return LENGTH, code(expr), f"as many pieces as the size of `{code(split)}` allows"
-            if isinstance(expr, cst.Name):
+            if type(expr) is cst.Name:
                 for lp in loop.chain():
                     how = self.grown.get(id(lp), {}).get(expr.value)
                     if how is not None and not _bounded_chain(lp, self.limit):
@@ -199,11 +199,11 @@ class ChangingValueRecompile(LoopCalls):
         call sets to each of a few strings or Enum members (`for mode in ("a", "b", "c")`,
         `for pooling in Pooling`): a recompile per value, below the limit or not."""
         for a in call.args:
-            if not isinstance(a.value, cst.Name):
+            if type(a.value) is not cst.Name:
                 continue
             value = self.value_in_loop(a.value.value, loop)
-            if isinstance(value, cst.Subscript) and len(value.slice) == 1 \
-                    and isinstance(value.slice[0].slice, cst.Index) \
+            if type(value) is cst.Subscript and len(value.slice) == 1 \
+                    and type(value.slice[0].slice) is cst.Index \
                     and set(names_in(value.slice[0].slice.value)) & set(counters):
                 # `name = ["a", "b", "c"][i % 3]`: the loop picks one of the listed values
                 hit = self._few(value.value, f"`{code(value)}`", a.value.value)
@@ -211,12 +211,12 @@ class ChangingValueRecompile(LoopCalls):
                     return hit
             for lp in loop.chain():
                 node = lp.node
-                if not isinstance(node, cst.For) or not isinstance(node.target, cst.Name) \
+                if type(node) is not cst.For or type(node.target) is not cst.Name \
                         or node.target.value != a.value.value:
                     continue
                 it = node.iter
                 how = f"`for {node.target.value} in {code(it)}`"
-                if isinstance(it, cst.Name) and it.value in self.enums and self.enums[it.value] >= MANY:
+                if type(it) is cst.Name and it.value in self.enums and self.enums[it.value] >= MANY:
                     return a.value.value, f"is each member of the Enum `{it.value}`", how, \
                         "an Enum member by identity", self.enums[it.value]
                 hit = self._few(it, how, a.value.value)
@@ -226,14 +226,14 @@ class ChangingValueRecompile(LoopCalls):
 
     def _few(self, it, how: str, arg: str):
         """A literal list or tuple of at least MANY different strings or Enum members."""
-        if not isinstance(it, (cst.List, cst.Tuple)) or not it.elements:
+        if type(it) not in (cst.List, cst.Tuple) or not it.elements:
             return None
         values = {code(el.value) for el in it.elements}
         if len(values) < MANY:
             return None
-        if all(isinstance(el.value, cst.SimpleString) for el in it.elements):
+        if all(type(el.value) is cst.SimpleString for el in it.elements):
             return arg, "is each of a few strings", how, "a string's value", len(values)
-        if all(isinstance(el.value, cst.Attribute) and isinstance(el.value.value, cst.Name)
+        if all(type(el.value) is cst.Attribute and type(el.value.value) is cst.Name
                and el.value.value.value in self.enums for el in it.elements):
             return arg, "is each of a few Enum members", how, "an Enum member by identity", len(values)
         kinds = {_container(el.value) for el in it.elements}
@@ -295,11 +295,11 @@ class ChangingValueRecompile(LoopCalls):
             local = _bound_in(f)
             for call in _calls_in(f):
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") \
-                        and isinstance(func.value, cst.Name) and func.value.value in self.module_lists \
+                if type(func) is cst.Attribute and func.attr.value in ("append", "extend", "insert") \
+                        and type(func.value) is cst.Name and func.value.value in self.module_lists \
                         and func.value.value not in local:
                     out.append((call, func.value.value, f.name.value))
-                elif isinstance(func, cst.Name) and func.value in self.defs:
+                elif type(func) is cst.Name and func.value in self.defs:
                     todo.append(self.defs[func.value])
         return out
 
@@ -315,36 +315,36 @@ def _grown(kind, name: str, how: str):
 
 def _container(expr: cst.BaseExpression) -> str:
     """The Python type a literal element is written as: dict, list, tuple; "value" for anything else."""
-    if isinstance(expr, (cst.Dict, cst.DictComp)):
+    if type(expr) in (cst.Dict, cst.DictComp):
         return "dict"
-    if isinstance(expr, (cst.List, cst.ListComp)):
+    if type(expr) in (cst.List, cst.ListComp):
         return "list"
-    return "tuple" if isinstance(expr, cst.Tuple) else "value"
+    return "tuple" if type(expr) is cst.Tuple else "value"
 
 
 def _is_list(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.List) or (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)
+    return type(expr) is cst.List or (type(expr) is cst.Call and type(expr.func) is cst.Name
                                           and expr.func.value == "list" and not expr.args)
 
 
 def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
     """A list or tuple whose length follows a loop counter: `(1,) * k`, `(2, 3) + (1,) * k`,
     `list(range(n))`, `[0 for _ in range(n)]`."""
-    if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Multiply):
+    if type(expr) is cst.BinaryOperation:
+        if type(expr.operator) is cst.Multiply:
             for seq, times in ((expr.left, expr.right), (expr.right, expr.left)):
-                if isinstance(seq, (cst.List, cst.Tuple)) and any(n in counters for n in names_in(times)):
+                if type(seq) in (cst.List, cst.Tuple) and any(n in counters for n in names_in(times)):
                     return True
-        if isinstance(expr.operator, cst.Add):
+        if type(expr.operator) is cst.Add:
             return _length_of(expr.left, counters) or _length_of(expr.right, counters)
         return False
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") \
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("list", "tuple") \
             and len(expr.args) == 1:
         inner = expr.args[0].value
-        if isinstance(inner, cst.GeneratorExp):
+        if type(inner) is cst.GeneratorExp:
             inner = cst.ListComp(elt=inner.elt, for_in=inner.for_in)
         return _range_of(inner, counters) or _length_of(inner, counters)
-    if isinstance(expr, cst.ListComp) and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
+    if type(expr) is cst.ListComp and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
         return _range_of(expr.for_in.iter, counters)
     return False
 
@@ -355,19 +355,19 @@ SPLITS = ("split", "unbind")  # not chunk/tensor_split(n): n pieces whatever the
 def _split_of(expr: cst.BaseExpression):
     """The tensor that `x.split(k)`, `x.unbind()`, `torch.split(x, k)` (or `list()`/`tuple()` of
     one) cuts into as many pieces as its size allows, else None."""
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("list", "tuple") \
+    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("list", "tuple") \
             and len(expr.args) == 1:
         expr = expr.args[0].value
-    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or expr.func.attr.value not in SPLITS:
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute or expr.func.attr.value not in SPLITS:
         return None
     recv = expr.func.value
-    if isinstance(recv, cst.Name) and recv.value == "torch":
+    if type(recv) is cst.Name and recv.value == "torch":
         return expr.args[0].value if expr.args else None
     return recv
 
 
 def _range_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "range" \
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range" \
         and any(n in counters for n in names_in(expr))
 
 
@@ -378,13 +378,13 @@ def _bound_in(fn: cst.FunctionDef) -> set:
     stack = list(fn.body.body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(n, cst.Global):
+        if type(n) is cst.Global:
             declared |= {g.name.value for g in n.names}
-        elif isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+        elif type(n) is cst.AssignTarget and type(n.target) is cst.Name:
             out.add(n.target.value)
-        elif isinstance(n, (cst.AnnAssign, cst.AugAssign)) and isinstance(n.target, cst.Name):
+        elif type(n) in (cst.AnnAssign, cst.AugAssign) and type(n.target) is cst.Name:
             out.add(n.target.value)
         stack += list(n.children)
     return out - declared
@@ -394,9 +394,9 @@ def _calls_in(fn: cst.FunctionDef) -> list:
     out, stack = [], list(fn.body.body)
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(n, cst.Call):
+        if type(n) is cst.Call:
             out.append(n)
         stack += list(n.children)
     return out
@@ -412,22 +412,22 @@ def _body_names(fn: cst.FunctionDef) -> set:
 def _string_of(expr: cst.BaseExpression, counters: dict) -> bool:
     """A string built from a loop counter: an f-string, str(i), "..." + str(i), "...".format(i), "%d" % i,
     or either branch of a conditional expression."""
-    if isinstance(expr, cst.IfExp):
+    if type(expr) is cst.IfExp:
         return _string_of(expr.body, counters) or _string_of(expr.orelse, counters)
-    if isinstance(expr, cst.FormattedString):
-        return any(isinstance(p, cst.FormattedStringExpression) and any(n in counters for n in names_in(p.expression))
+    if type(expr) is cst.FormattedString:
+        return any(type(p) is cst.FormattedStringExpression and any(n in counters for n in names_in(p.expression))
                    for p in expr.parts)
-    if isinstance(expr, cst.Call):
+    if type(expr) is cst.Call:
         f = expr.func
-        if isinstance(f, cst.Name) and f.value == "str":
+        if type(f) is cst.Name and f.value == "str":
             return any(n in counters for n in names_in(expr))
-        if isinstance(f, cst.Attribute) and f.attr.value == "format" and isinstance(f.value, cst.SimpleString):
+        if type(f) is cst.Attribute and f.attr.value == "format" and type(f.value) is cst.SimpleString:
             return any(n in counters for n in names_in(expr))
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Multiply, cst.Modulo)):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Multiply, cst.Modulo):
         if _string_of(expr.left, counters) or _string_of(expr.right, counters):
             return True
-        literal = any(isinstance(side, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString))
-                      for side in (expr.left, expr.right))
+        literal = any(type(side) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
+                                     for side in (expr.left, expr.right))
         return literal and any(n in counters for n in names_in(expr))
     return False
 
@@ -436,9 +436,9 @@ def _has_float(expr: cst.BaseExpression) -> bool:
     stack = [expr]
     while stack:
         n = stack.pop()
-        if isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)):
+        if type(n) is cst.Float or (type(n) is cst.BinaryOperation and type(n.operator) is cst.Divide):
             return True
-        stack += list(n.children)
+        stack += child_nodes(n)
     return False
 
 
