@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from hpulint.analysis.names import is_model_name
+from hpulint.analysis.names import LOADER_NAME, is_model_name, is_optimizer_name
 
 # Kinds
 TENSOR = "tensor"  # a tensor (on the device unless known otherwise)
@@ -353,8 +353,6 @@ def leaves(v: Val):
 
 def by_name(name: str) -> R:
     """What a value's name says when nothing else does: `model`, `train_loader`, `optimizer`."""
-    from hpulint.analysis.names import LOADER_NAME, is_optimizer_name
-
     if is_model_name(name):
         return r(MODEL)
     if LOADER_NAME.search(name):

@@ -5,10 +5,11 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis.loops import clause_bindings, is_int_arith, record_call
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
-from hpulint.analysis.values import Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
+from hpulint.analysis.values import Arith, Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
 
 # methods only a module has, called on a parameter: it is a model. Not `train()` (a Trainer's
@@ -46,8 +47,6 @@ class Bindings:
         self._note_store(node.target)
 
     def _leave_aug_assign(self, node: cst.AugAssign) -> None:
-        from hpulint.analysis.values import Arith
-
         if type(node.target) is cst.Name:
             name = node.target.value
             loop = self.loop
@@ -100,8 +99,6 @@ class Bindings:
         self._assign(node.target, self.value(node.value), node.value)
 
     def _assign(self, target: cst.BaseExpression, val: Val, value_node: Optional[cst.BaseExpression]) -> None:
-        from hpulint.analysis.loops import is_int_arith
-
         if type(target) in (cst.Tuple, cst.List):
             els = target.elements
             if type(value_node) in (cst.Tuple, cst.List) and len(value_node.elements) == len(els) \
@@ -165,8 +162,6 @@ class Bindings:
     # --- calls: the facts that make a loop a step loop --------------------------------------
 
     def _enter_call(self, node: cst.Call) -> None:
-        from hpulint.analysis.loops import record_call
-
         self.call_order[id(node)] = len(self.call_order)
         if type(node.func) is cst.Attribute:
             self._called_attrs.add(id(node.func))
@@ -239,8 +234,6 @@ class Bindings:
     # targets are bound before the element is walked (libcst visits it first) and unbound after
 
     def _enter_comprehension(self, node) -> None:
-        from hpulint.analysis.loops import clause_bindings
-
         fn = self._function
         saved = {}
         clause = node.for_in

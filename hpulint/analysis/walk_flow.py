@@ -4,6 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis import guards
+from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while,
+                                    iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop
@@ -136,8 +138,6 @@ class Flow:
     # --- loops ----------------------------------------------------------------------------
 
     def _enter_for(self, node: cst.For) -> None:
-        from hpulint.analysis.loops import bind_for_target, calls_in, counters_of_for, iterates_marking_loader
-
         self.statements.append(node)
         fn = self.function
         loop = Loop(node, fn, self.loop, len(fn.loops))
@@ -155,8 +155,6 @@ class Flow:
         loop.assigned.update(target_names(node.target))
 
     def _enter_while(self, node: cst.While) -> None:
-        from hpulint.analysis.loops import counters_of_while
-
         self.statements.append(node)
         fn = self.function
         loop = Loop(node, fn, self.loop, len(fn.loops))

@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import string_value
-from hpulint.analysis.values import Join
+from hpulint.analysis.values import Join, K
 
 MISSING = object()
 # parameter annotations that say what a value is ("": not a tensor, nothing more known)
@@ -26,8 +26,6 @@ COMPILE_BACKENDS = frozenset({"hpu_backend", "openxla", "aot_hpu_training_backen
 
 def _maybe_tensor(v) -> bool:
     """Structurally not a known non-tensor (decided for real when the project is linked)."""
-    from hpulint.analysis.values import K
-
     if v is None:
         return False
     if isinstance(v, K):

@@ -10,6 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis.syntax import code, names_in
 from hpulint.analysis.values import DATA, HOST, MASK, TENSOR
 from hpulint.rules.base import Rule
 
@@ -311,16 +312,7 @@ def bounded_iter(it, limit: int = RECOMPILE_LIMIT) -> bool:
     return False
 
 
-def code_of(node: cst.CSTNode) -> str:
-    from hpulint.analysis.syntax import code
-
-    return code(node)
-
-
-def names_in(node: cst.CSTNode):
-    from hpulint.analysis.syntax import names_in as _names_in
-
-    return _names_in(node)
+code_of = code  # (names_in is imported above: rules import both from here)
 
 
 def bound_name(an, value: cst.BaseExpression) -> Optional[str]:

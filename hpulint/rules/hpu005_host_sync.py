@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.syntax import keyword
 from hpulint.rules.base import Rule
 
@@ -145,14 +146,10 @@ class HostSyncEveryStep(Rule):
 
 
 def method_hint_cpu(an, device: cst.BaseExpression) -> bool:
-    from hpulint.analysis.build import _is_cpu
-
     return _is_cpu(an, device)
 
 
 def _to_cpu(an, call: cst.Call) -> bool:
-    from hpulint.analysis.build import method_hint
-
     return method_hint(an, call, "to") == "cpu"
 
 
