@@ -1,5 +1,3 @@
-import sys
+from hpulint.cli import entry
 
-from hpulint.cli import main
-
-sys.exit(main())
+entry()

@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[list] = None) -> int:
+    global _LINTED
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "check")
@@ -108,12 +109,35 @@ def main(argv: Optional[list] = None) -> int:
             return _clean(args)
         if args.command == "explain":
             return _explain(args)
-        return _check(args)
+        code = _check(args)
+        _LINTED = True
+        return code
     except ConfigError as exc:
         print(f"hpulint: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # pragma: no cover
         return 130
+
+
+def entry() -> None:
+    """The ``hpulint`` command (and ``python -m hpulint``): :func:`main`, then, after a lint,
+    an exit that skips the interpreter's teardown. A lint ends holding the linked project and
+    the results, millions of objects that a normal exit frees one by one: about 0.3 s, a sixth
+    of a warm run on torch's nn/optim/utils. Everything the lint writes (the report, the cache
+    entries, fixed files) is written and closed by then; the other commands (``verify`` runs
+    user code, which may count on exit handlers) exit normally."""
+    code = main()
+    if not _LINTED:
+        sys.exit(code)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # pragma: no cover - the reader went away
+        pass
+    os._exit(code)
+
+
+_LINTED = False  # set once a lint (check, --fix, --diff) has returned its exit status
 
 
 # --- check -----------------------------------------------------------------------------------
@@ -154,7 +178,10 @@ def lint_project(files: list, paths: list, cfg: Config, jobs: int = 1, cache=Non
 
     roots = [p for p in paths if p != "-"] or ([stdin_name] if stdin_name else ["."])
     root = project_root(roots, cfg)
-    infos = index_for(files, root, discover, cfg)
+    # the one folder given is the project root: the files found in it are the whole project
+    whole = files if paths == roots and len(roots) == 1 and Path(roots[0]).is_dir() \
+        and Path(roots[0]).resolve() == root.resolve() else None
+    infos = index_for(files, root, discover, cfg, everything=whole)
     return run(infos, [str(f) for f in files], cfg, jobs=jobs, cache=cache, keep_tree=keep_tree)
 
 

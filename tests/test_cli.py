@@ -270,3 +270,22 @@ def test_test_code_is_left_out_unless_asked_for(tmp_path, capsys, monkeypatch):
     code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
     assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == [
         "test_train.py", "tests/helpers.py", "train.py"]
+
+
+def test_the_command_writes_everything_before_its_quick_exit(tmp_path):
+    # `hpulint` / `python -m hpulint` leave a lint with os._exit (no teardown): the whole
+    # report, the exit status and the cache must be out by then
+    for k in range(40):
+        (tmp_path / f"m{k}.py").write_text(HAZARD)
+    (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\n")
+    cmd = [sys.executable, "-m", "hpulint", "check", "--format", "json", "."]
+    first = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 1, first.stderr
+    findings = json.loads(first.stdout)
+    assert {f["path"] for f in findings} == {f"m{k}.py" for k in range(40)}
+    assert (tmp_path / ".hpulint_cache").is_dir()
+    again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert (again.returncode, again.stdout) == (1, first.stdout)
+    # a command other than a lint exits the usual way
+    rule = subprocess.run([sys.executable, "-m", "hpulint", "rule", "HPU001"], capture_output=True, text=True)
+    assert rule.returncode == 0 and "HPU001" in rule.stdout
