@@ -290,10 +290,9 @@ def _positions(module: cst.Module):
 
 
 def link(summaries: list, config: Config):
-    from hpulint.analysis.link import Linked
-    from hpulint.analysis.project import Project
+    from hpulint.analysis.link import link as link_project
 
-    return Linked(Project([s for s in summaries if s is not None]), config.target)
+    return link_project(summaries, config.target)
 
 
 def check_file(path: Path, config: Config, keep_tree: bool = False) -> FileResult:

@@ -75,10 +75,12 @@ def is_project(root: Path, config=None) -> bool:
     return any((Path(root) / m).exists() for m in MARKERS)
 
 
-def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT) -> list:
+def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT,
+              everything: Optional[list] = None) -> list:
     """The index (FileInfo of every file to summarise); the linted files come first. Without a
     project marker the index is the linted files, the files next to them and what they import
-    (transitively): a loose script is not linked with whatever else its folder holds further down."""
+    (transitively): a loose script is not linked with whatever else its folder holds further down.
+    ``everything``: what discovering the root gives, when the caller has it already."""
     resolved: dict = {}  # each path resolved once (a system call per path component)
 
     def real(f) -> Path:
@@ -90,7 +92,8 @@ def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX
     infos = {}
     for f in lint_files:
         infos[real(f)] = info_for(Path(f), root)
-    everything, _ = discover([str(root)], config)
+    if everything is None:
+        everything, _ = discover([str(root)], config)
     if not is_project(root, config):
         folders = {real(f).parent for f in lint_files}
         for f in everything:

@@ -64,6 +64,8 @@ class _Worker:
         self.kept = 0
 
     def analyse(self, items: list) -> list:
+        if not items:
+            return []  # (a warm run: the engine, and so libcst, is never imported)
         from hpulint.engine import analyse_file
 
         out = []
@@ -89,6 +91,8 @@ class _Worker:
         return out
 
     def finish(self, linked, paths: list) -> list:
+        if not paths:
+            return []
         from hpulint.engine import analyse_file, finish_file
 
         out = []
@@ -263,9 +267,9 @@ def _run(infos: list, lint_paths: list, config: Config, jobs: int, cache, keep_t
                     cache.put_summary(_summary_key(cache, by_path[p], raw[p]), summary)
             if p in lint_set:
                 analysed.add(p)
-        from hpulint.engine import link
+        from hpulint.analysis.link import link  # not through the engine: no libcst on a warm run
 
-        linked = link(list(summaries.values()), config)
+        linked = link(list(summaries.values()), config.target)
         results: dict = {}
         again = []
         for p in lint_paths:
@@ -301,7 +305,7 @@ def _run(infos: list, lint_paths: list, config: Config, jobs: int, cache, keep_t
 
 def link_only(infos: list, config: Config, cache=None):
     """The project's linked facts (summaries from the cache or analysed here; nothing finished)."""
-    from hpulint.engine import analyse_file, link
+    from hpulint.analysis.link import link
 
     summaries = []
     for info in infos:
@@ -313,13 +317,15 @@ def link_only(infos: list, config: Config, cache=None):
         key = _summary_key(cache, info, data) if cache is not None else None
         s = cache.get_summary(key) if key is not None else None
         if s is None:
+            from hpulint.engine import analyse_file
+
             s = analyse_file(info.path, config, info.module, lint=False, is_package=info.is_package,
                              script=info.script, index=True).summary
             if s is not None and key is not None:
                 cache.put_summary(key, s)
         if s is not None:
             summaries.append(s)
-    return link(summaries, config)
+    return link(summaries, config.target)
 
 
 def _summary_key(cache, info, data: bytes) -> str:

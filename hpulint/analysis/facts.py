@@ -84,7 +84,7 @@ def answer_for(linked, key: tuple):
     if kind == "train":
         return linked.training_facts(key[1], key[2])
     if kind == "trains":  # a training step may run this function (see analysis.outputs)
-        from hpulint.analysis.outputs import reached_by_training
+        from hpulint.analysis.training import reached_by_training
 
         return reached_by_training(linked, key[1])
     raise KeyError(f"unknown question {key!r}")

@@ -65,6 +65,7 @@ class Linked:
         # fid -> [(loop, classification, args, kwargs, tainted, deferred, callee, guarded)]
         self.sites: dict = {}
         self.call_targets: dict = {}  # fid -> [classifications of its k-th call]
+        self._by_loop: dict = {}  # fid -> loop index (-1: the body) -> its sites
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
         self.hot: dict = {}  # fid -> reason
@@ -107,10 +108,14 @@ class Linked:
                     out.append((loop, cls, args, kwargs, tainted, deferred, callee, guarded))
             self.sites[fid] = out
             self.call_targets[fid] = by_call
+            by_loop: dict = {}
+            for s in out:
+                by_loop.setdefault(s[0], []).append(s)
+            self._by_loop[fid] = by_loop
 
     def _own(self, fid: str, loop: int):
         """Classified calls made directly by the body of loop ``loop`` (-1: the function body)."""
-        return [s for s in self.sites[fid] if s[0] == loop]
+        return self._by_loop[fid].get(loop, [])
 
     # --- steps and models ----------------------------------------------------------------
 
@@ -488,6 +493,13 @@ class Linked:
             out["callee_markers"] |= "marks a step" in marks
             todo += [cls[1] for _, cls, *_ in self.sites[g] if cls is not None and cls[1] is not None]
         return out
+
+
+def link(summaries: list, target: str) -> Linked:
+    """The project of ``summaries`` (None for a file that has none), linked."""
+    from hpulint.analysis.project import Project
+
+    return Linked(Project([s for s in summaries if s is not None]), target)
 
 
 def _shown(path: str) -> str:

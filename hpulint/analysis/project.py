@@ -44,6 +44,7 @@ class Project:
         self._models: dict = {}
         self._mro: dict = {}
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
+        self._calls: dict = {}  # fid -> calls(fid)
         self.shallow = Resolver(ShallowEnv(self))
         self._build_callers()
         self.env = GlobalEnv(self)
@@ -243,14 +244,19 @@ class Project:
 
     # --- calls -------------------------------------------------------------------------------
 
-    def calls(self, fid: str):
+    def calls(self, fid: str) -> list:
         """(loop index, callee Val, args, kwargs, tainted, deferred, name, guarded) of every call
-        ``fid`` makes (guarded: under a logging-interval or run-once test)."""
-        mod, f = self.functions[fid]
-        for c in f["calls"]:
-            args = tuple(self.val(a, mod) if a is not None else None for a in c[2])
-            kwargs = {k: self.val(v, mod) for k, v in c[3].items()}
-            yield c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6], c[7]
+        ``fid`` makes (guarded: under a logging-interval or run-once test). Made once per
+        function: the link reads them twice."""
+        got = self._calls.get(fid)
+        if got is None:
+            mod, f = self.functions[fid]
+            got = self._calls[fid] = []
+            for c in f["calls"]:
+                args = tuple(self.val(a, mod) if a is not None else None for a in c[2])
+                kwargs = {k: self.val(v, mod) for k, v in c[3].items()}
+                got.append((c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6], c[7]))
+        return got
 
     def targets(self, callee: Val, name: str = "", depth: int = 0) -> list:
         """Every classification a callee can have: a parameter called (`model(x)` in a sampling

@@ -15,6 +15,7 @@ evaluation (through the project facts), so a value means the same thing in both.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import NamedTuple, Optional
 
 from hpulint.analysis.names import LOADER_NAME, is_model_name, is_optimizer_name
@@ -68,9 +69,19 @@ class Val:
 
     __slots__ = ("_hash",)
     tag = ""
+    _get = staticmethod(lambda v: ())  # the fields' getter, made for each subclass below
+
+    def __init_subclass__(cls, **kw) -> None:
+        super().__init_subclass__(**kw)
+        names = cls.__dict__.get("__slots__", ())
+        if len(names) == 1:
+            name = names[0]
+            cls._get = staticmethod(lambda v: (getattr(v, name),))
+        elif names:
+            cls._get = staticmethod(attrgetter(*names))
 
     def fields(self) -> tuple:
-        return tuple(getattr(self, s) for s in self.__slots__)
+        return self._get(self)
 
     def __eq__(self, other) -> bool:
         return self is other or (type(self) is type(other) and self.fields() == other.fields())
