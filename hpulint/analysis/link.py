@@ -175,15 +175,17 @@ class Linked:
         """Functions that run many steps per call: they hold a step loop, or call one that does
         (a sampler's `sample()`, a `train_one_epoch()`): calling one is not one step."""
         multi = {fid for fid, _ in loops}
-        changed = True
-        while changed:
-            changed = False
-            for fid in self.project.functions:
-                if fid in multi:
-                    continue
-                if any(cls is not None and cls[1] in multi for _, cls, *_ in self._own(fid, -1)):
+        callers: dict = {}  # fid -> the functions whose body (not a loop in it) calls it
+        for fid in self.project.functions:
+            for _, cls, *_ in self._own(fid, -1):
+                if cls is not None and cls[1] is not None:
+                    callers.setdefault(cls[1], []).append(fid)
+        todo = list(multi)
+        while todo:
+            for fid in callers.get(todo.pop(), ()):
+                if fid not in multi:
                     multi.add(fid)
-                    changed = True
+                    todo.append(fid)
         return multi
 
     def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict,
