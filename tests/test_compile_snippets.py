@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("torch")
 
 from hpulint.lazy.replay import replay  # noqa: E402
+from hpulint.lazy.dynamo_logs import first_sourced  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def test_verify_counts_what_dynamo_reports(row, capsys):
     breaks = sorted({e["line"] for e in result["events"]
                      if e["kind"] == "graph_break" and e["file"] == here})
     assert breaks == row["break_lines"]
-    guards = sorted({e["guard_failures"][0]["line"] for e in result["events"]
+    guards = sorted({first_sourced(e["guard_failures"])["line"] for e in result["events"]
                      if e["kind"] == "recompile" and e["guard_failures"]
-                     and e["guard_failures"][0].get("file") == here})
+                     and first_sourced(e["guard_failures"]).get("file") == here})
     assert guards == row["recompile_lines"]

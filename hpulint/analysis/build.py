@@ -91,7 +91,9 @@ def _value(an, node) -> Val:
         return Tup(tuple(value(an, el.value) for el in node.elements))
     if tp in (cst.List, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp):
         return V_SEQ
-    if tp in (cst.Dict, cst.DictComp, cst.Lambda, cst.Ellipsis):
+    if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body
+        return Sym(an.lambda_id(node))
+    if tp in (cst.Dict, cst.DictComp, cst.Ellipsis):
         return V_OTHER
     if tp is cst.NamedExpr:
         return value(an, node.value)

@@ -177,3 +177,65 @@ def _dotted_text(node) -> str:
 def runs_on(device: str, positive: bool, target: str) -> bool:
     """Whether a branch guarded by (device, positive) runs on ``target``."""
     return (device == target) == positive
+
+
+def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode) -> bool:
+    """`if preds is None: preds = ...` in a loop, `if self.cache is None: self.cache = ...` (or
+    `self._init_cache()`) in a method: the body fills what the test asks for, so it runs on the
+    first pass (the first call) only, unless the loop (the method) sets it back to None."""
+    test = node.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is)
+            and _is_none(test.comparisons[0].comparator)):
+        return False
+    key = _plain_dotted(test.left)
+    if key is None:
+        return False
+    is_attr = key.startswith("self.")
+    if not is_attr and (not isinstance(test.left, cst.Name) or loop is None):
+        return False
+    attr = key.rsplit(".", 1)[-1].lstrip("_")
+    init = re.compile(rf"^_?(?:init|set|setup|build|make|create|compute)_*_?{re.escape(attr)}$")
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    fills = False
+    for stmt in body:
+        for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Assign) and not _is_none(small.value) and any(
+                    _plain_dotted(t.target) in (key, key.replace(".", "._", 1) if is_attr else key)
+                    for t in small.targets):
+                fills = True
+            elif (is_attr and isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+                  and (_plain_dotted(small.value.func) or "").startswith("self.")
+                  and init.match(small.value.func.attr.value)):
+                fills = True
+    return fills and not _sets_none(loop if loop is not None and not is_attr else function, key, node)
+
+
+def _is_none(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _plain_dotted(node) -> Optional[str]:
+    """`a`, `self.a`, `self._a`: names and attributes only (no calls, no subscripts)."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _sets_none(scope: cst.CSTNode, key: str, skip: cst.CSTNode) -> bool:
+    """``key = None`` somewhere in ``scope`` outside ``skip``."""
+    stack = [scope]
+    while stack:
+        n = stack.pop()
+        if n is skip or (n is not scope and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+            continue
+        if isinstance(n, cst.Assign) and _is_none(n.value) and any(
+                _plain_dotted(t.target) == key for t in n.targets):
+            return True
+        stack.extend(n.children)
+    return False

@@ -96,6 +96,11 @@ class Linked:
             name = f"{cls[1]['name']}.{name}"
         return f"{name}() in {path}"
 
+    def called(self, fid: str) -> str:
+        """`name()` of a called function in a reason, or "a lambda"."""
+        name = self.project.functions[fid][1]["name"]
+        return "a lambda" if name == "<lambda>" else f"{name}()"
+
     def _classify_sites(self) -> None:
         p = self.project
         for fid in p.functions:
@@ -137,10 +142,10 @@ class Linked:
                         continue
                     callee = cls[1]
                     if fid not in self.steps and callee in self.steps and callee != fid:
-                        self.steps[fid] = f"calls {self.project.functions[callee][1]['name']}(), which runs a step"
+                        self.steps[fid] = f"calls {self.called(callee)}, which runs a step"
                         changed = True
                     if fid not in self.calls_model and callee in self.calls_model and callee != fid:
-                        self.calls_model[fid] = f"calls {self.project.functions[callee][1]['name']}(), which calls a model"
+                        self.calls_model[fid] = f"calls {self.called(callee)}, which calls a model"
                         changed = True
 
     # --- hot functions and step loops ----------------------------------------------------
@@ -215,7 +220,7 @@ class Linked:
             return "iterates a data loader"  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
             if cls is not None and cls[1] in self.steps and cls[1] != fid:
-                return f"calls {self.project.functions[cls[1]][1]['name']}(), which runs a step"
+                return f"calls {self.called(cls[1])}, which runs a step"
         if any(cls is not None and cls[1] in multi for _, cls, *_ in own):
             return None  # each pass runs whole step loops (a sampling run, an epoch)
         for _, cls, *_ in own:
@@ -224,7 +229,7 @@ class Linked:
             if cls[0] == "model":
                 return "calls a model"
             if cls[1] in self.calls_model:
-                return f"calls {self.project.functions[cls[1]][1]['name']}(), which calls a model"
+                return f"calls {self.called(cls[1])}, which calls a model"
         return None
 
     def _hot_and_loops(self) -> None:

@@ -20,7 +20,7 @@ from typing import Optional
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Param, Val, by_name, from_json, r,
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Param, Val, by_name, from_json, r,
 )
 
 
@@ -404,7 +404,12 @@ class GlobalEnv(Env):
     def attr(self, cls: str, name: str) -> R:
         vals = self.p.class_attr(cls, name)
         if vals:
-            got = Resolver._join([self.p.resolve(v) for v in vals])
+            parts = [self.p.resolve(v) for v in vals]
+            if any(_moved_to_host(v) for v in vals):
+                # `self.sigmas = sigmas.to("cpu")` in one method: the class keeps it on the host
+                # by design (diffusers' schedulers), whatever the other methods first built
+                return r(HOST)
+            got = Resolver._join(parts)
             return got if got.kind != UNKNOWN else by_name(name)
         fid = self.p.method(cls, name)
         return R(SYM, fid) if fid else by_name(name)
@@ -457,3 +462,13 @@ class ShallowEnv(GlobalEnv):
             return self.p.shallow(s[1])
         return R(SYM, s[1])
 
+
+def _moved_to_host(v: Val) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to("cpu").float()`: a value explicitly copied to the host."""
+    while v.tag == "meth":
+        if v.name == "cpu" or (v.name == "to" and v.hint == "cpu"):
+            return True
+        if v.name not in ("float", "double", "half", "to", "contiguous", "detach", "clone", "numpy"):
+            return False
+        v = v.base
+    return False

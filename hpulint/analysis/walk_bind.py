@@ -208,7 +208,7 @@ class Bindings:
         else:
             return
         v = self.lookup(base.value)
-        if type(v) is Param:
+        if type(v) is Param and v.name not in ("self", "cls"):  # `self.norm(h)` calls a layer
             fn = self.function
             if v.fid == fn.fid and v.name not in fn.evidence:
                 fn.evidence[v.name] = kind

@@ -154,7 +154,7 @@ class Definitions:
         parent = self.function
         outer = self.here() if id(node) in self._arg_lambdas else None
         qual = f"{parent.qual}.<lambda>" if parent.qual else "<lambda>"
-        fid = self._new_id(qual)
+        fid = self.lambda_id(node)
         scope = Scope("function", node, "<lambda>", self.scope, fid=fid)
         scope.qual = qual
         scope.if_depth = len(self.if_branches)
@@ -166,6 +166,16 @@ class Definitions:
         self._push_scope(scope)
         self.all_functions.append(scope)
         self.blocks.append(Block("body", scope))
+
+    def lambda_id(self, node: cst.Lambda) -> str:
+        """The id of a lambda's function, made when it is first needed: a call's arguments are
+        read (`model_wrapper(lambda x, t: net(x, t))`) before the walk enters the lambda."""
+        fid = self._lambda_ids.get(id(node))
+        if fid is None:
+            parent = self.function
+            fid = self._new_id(f"{parent.qual}.<lambda>" if parent.qual else "<lambda>")
+            self._lambda_ids[id(node)] = fid
+        return fid
 
     def _leave_lambda(self, node: cst.Lambda) -> None:
         scope = self.scopes[-1]

@@ -60,6 +60,9 @@ class Flow:
         frame = IfFrame(node)
         self.if_frames.append(frame)
         interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
+        if not interval:
+            loop = self.loop.node if self.loop is not None else None
+            interval = guards.fills_once(node, loop, self.function.node)
         frame.guard = (interval, device)
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:

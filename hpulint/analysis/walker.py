@@ -61,6 +61,7 @@ class Walker(Definitions, Flow, Bindings):
         self._stores: set = set()  # ids of Name nodes that are assignment targets
         self._called_attrs: set = set()  # ids of Attribute nodes that are a call's callee
         self._arg_lambdas: set = set()  # ids of lambdas passed straight to a call (they run inside it)
+        self._lambda_ids: dict = {}  # id(lambda node) -> the id of its function (see lambda_id)
         self._qualnames: dict = {}  # id(node) -> qualified name (cleared when an import adds a name)
         self._function: Optional[Scope] = None
         self.call_sites: dict = {}  # id(Call) -> its CallSite

@@ -22,6 +22,7 @@ checked** on this profile: it measures Dynamo, not a lazy device's graph cache o
 from __future__ import annotations
 
 import os
+from .dynamo_logs import first_sourced
 
 BREAK_CODES = ("HPU010", "HPU012", "HPU013", "HPU014")
 RECOMPILE_CODES = ("HPU015", "HPU016", "HPU017")
@@ -64,8 +65,7 @@ _KIND = {"HPU015": "shape", "HPU016": "attribute", "HPU017": "value"}
 def _first_failure(event):
     if event.get("kind") == "fallback":
         return event.get("last_reason") or {}
-    failures = event.get("guard_failures") or []
-    return failures[0] if failures else {}
+    return first_sourced(event.get("guard_failures") or [])
 
 
 def tied_lines(event, script) -> set:

@@ -5,6 +5,7 @@ import json
 import os
 
 from .compile_confirm import guard_kind
+from .dynamo_logs import first_sourced
 
 _STATUS = {
     "ok": "ran to the end",
@@ -80,7 +81,7 @@ def _recompile_groups(run):
     for e in run.get("events", []):
         if e.get("kind") != "recompile":
             continue
-        first = (e.get("guard_failures") or [{}])[0]
+        first = first_sourced(e.get("guard_failures") or [])
         key = (e.get("function"), e.get("file"), e.get("def_line"), e.get("call_file"),
                e.get("line"), guard_kind(first.get("guard", "")), first.get("line"))
         g = groups.setdefault(key, {"event": e, "count": 0, "first": first, "last": first})

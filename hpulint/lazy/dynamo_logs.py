@@ -88,3 +88,9 @@ def _full_path(failure, files=(), cache=None):
         if cache is not None:
             cache[short] = full
     return failure
+
+
+def first_sourced(failures) -> dict:
+    """The newest guard failure that names a user source line (a guard such as a
+    ``requires_grad`` mismatch comes with none), else the newest one; {} when there is none."""
+    return next((f for f in failures if f.get("line")), failures[0] if failures else {})

@@ -149,10 +149,12 @@ class LoopIteratorConstant(Rule):
                 here = an.here()
 
                 def what(node=node, base=base, index=index, here=here):
-                    if an.is_host(base) or (index is not None and an.is_device_tensor(index)):
-                        return None  # a host tensor's index is a host op; a device tensor index is data
+                    if index is not None and an.is_device_tensor(index):
+                        return None  # a device tensor index is data
                     if an.is_device_tensor(base):
                         return ""
+                    # a host container (a list, a schedule kept on the CPU): the read is a host op,
+                    # but its element becomes a constant of the graph it is used in
                     if self._used_with_tensors(node):
                         return " (the element is used with tensors: a tensor index is a constant in " \
                                "the graph, a Python number read here is a new scalar every pass)"
@@ -176,8 +178,8 @@ class LoopIteratorConstant(Rule):
         for attr in attrs:
             def when(attr=attr):
                 counted = an.facts.ask(("counter-attr", cls.cid, attr))
-                if not counted or not an.is_device_tensor(base):
-                    return None
+                if not counted or not (an.is_device_tensor(base) or an.is_host(base)):
+                    return None  # (a schedule kept on the host: its element is a new constant)
                 why = an.every_step(here)
                 if why is None:
                     return None

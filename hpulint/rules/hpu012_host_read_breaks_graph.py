@@ -96,8 +96,9 @@ class HostReadBreaksGraph(Rule):
             recv = an.value(func.value)
             if method == "item" and not node.args and not self.scalars:
                 self._report(node, "`.item()`", FIX_SCALAR, lambda: maybe_tensor(an, recv))
-            elif method in ("tolist", "numpy") and not node.args:
-                self._report(node, f"`.{method}()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
+            elif method == "tolist" and not node.args:
+                # (`.numpy()` is not a break: Dynamo traces NumPy code on tensors, torch._numpy)
+                self._report(node, "`.tolist()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
             elif method in LOG_METHODS and _is_logger(an, func.value):
                 self._print(node, "logging")
             elif method == "backward":

@@ -13,6 +13,7 @@ What is stood in: ``habana`` and ``xla`` (module docstrings); how a missing name
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import torch
@@ -66,6 +67,7 @@ class Shims:
         self._autocast_init = torch.amp.autocast_mode.autocast.__init__
         plain = self._autocast_init
 
+        @functools.wraps(plain)  # Dynamo binds autocast's arguments by the real signature
         def __init__(self_, device_type, *args, **kwargs):
             if device_type in ("hpu", "xla"):
                 device_type = "cpu"
