@@ -36,28 +36,40 @@ def _config_for(folder: str):
 
 
 def _project(filename: str, folder: str):
-    """(linked facts, FileInfo by path) of the project ``filename`` belongs to."""
+    """(linked facts, FileInfo by path) of the project ``filename`` belongs to. Made once per
+    project and configuration in a flake8 process (flake8 asks file by file, folder by folder)."""
     from hpulint.cli import discover
     from hpulint.index import PLUGIN_INDEX_LIMIT, project_root
 
     cfg = _config_for(folder)
     root = project_root([filename], cfg)
-    whole = len(discover([str(root)], cfg)[0]) <= PLUGIN_INDEX_LIMIT
-    return _linked(str(root), folder, None if whole else filename)
+    key = (str(root), str(cfg.source))
+    size = _SIZES.get(key)
+    if size is None:
+        size = _SIZES[key] = len(discover([str(root)], cfg)[0])
+    target = None if size <= PLUGIN_INDEX_LIMIT else filename
+    found = _LINKED.get((key, target))
+    if found is None:
+        if len(_LINKED) >= 8:
+            _LINKED.pop(next(iter(_LINKED)))
+        found = _LINKED[(key, target)] = _linked(root, cfg, target)
+    return found
 
 
-@lru_cache(maxsize=8)
-def _linked(root: str, folder: str, filename):
+_SIZES: dict = {}  # (project root, pyproject) -> Python files the project has
+_LINKED: dict = {}  # ((project root, pyproject), file or None for the whole project) -> _linked()
+
+
+def _linked(root: Path, cfg, filename):
     """The whole project's facts (``filename`` None), or those of a file and what it imports."""
     from hpulint.cache import Cache
     from hpulint.cli import discover
     from hpulint.index import index_for
     from hpulint.runner import link_only
 
-    cfg = _config_for(folder)
-    infos = index_for([filename] if filename else [], Path(root), discover, cfg,
+    infos = index_for([filename] if filename else [], root, discover, cfg,
                       limit=10**9 if filename is None else 0)
-    cache = Cache(Path(root) if cfg.source is None else cfg.source.parent, cfg.fingerprint(),
+    cache = Cache(root if cfg.source is None else cfg.source.parent, cfg.fingerprint(),
                   cfg.summary_fingerprint())
     return link_only(infos, cfg, cache), {str(Path(i.path).resolve()): i for i in infos}
 
