@@ -18,7 +18,21 @@ from hpulint import Config
 from hpulint.engine import FileState, parse_module
 from hpulint.runner import lint_files
 
-FILES = sorted(str(p) for p in (ROOT / "fixtures").rglob("*.py"))
+FIXTURES = sorted((ROOT / "fixtures").rglob("*.py"))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> list:
+    """Half of the fixtures (every rule's), copied into a project of their own: in place,
+    linting them would index the whole hpulint checkout they belong to."""
+    root = tmp_path_factory.mktemp("fixtures")
+    (root / "pyproject.toml").write_text("[project]\nname = 'copies'\n")
+    out = []
+    for i, src in enumerate(FIXTURES[::2]):
+        dst = root / f"{src.parent.name}_{i}_{src.name}"
+        dst.write_text(src.read_text())
+        out.append(dst)
+    return out
 
 
 def _garbage_after(fn) -> list:
@@ -40,23 +54,23 @@ def _garbage_after(fn) -> list:
     return garbage
 
 
-def test_the_fixtures_lint_with_every_tree_freed_by_reference_counts():
-    assert len(FILES) > 100
-    garbage = _garbage_after(lambda: lint_files([Path(p) for p in FILES], Config(), jobs=1))
+def test_the_fixtures_lint_with_every_tree_freed_by_reference_counts(files):
+    assert len(files) > 50
+    garbage = _garbage_after(lambda: lint_files(files, Config(), jobs=1))
     # (what is left is the linked project's facts, freed once per run, and small closures)
     assert [o for o in garbage if isinstance(o, cst.CSTNode)] == []
 
 
-def test_if_a_cycle_kept_trees_the_run_would_still_collect_them(monkeypatch):
+def test_if_a_cycle_kept_trees_the_run_would_still_collect_them(monkeypatch, files):
     # no tree kept between the phases (as on a repository far over KEEP_BYTES), and release
     # broken: every tree is left to the collector
     monkeypatch.setattr(runner, "KEEP_BYTES", 0)
     monkeypatch.setattr(FileState, "release", lambda self: None)
     monkeypatch.setattr(runner, "GC_OBJECTS", 10**9)
-    unbounded = _nodes_in(_garbage_after(lambda: lint_files([Path(p) for p in FILES], Config(), jobs=1)))
+    unbounded = _nodes_in(_garbage_after(lambda: lint_files(files, Config(), jobs=1)))
     monkeypatch.setattr(runner, "GC_OBJECTS", 20_000)
-    bounded = _nodes_in(_garbage_after(lambda: lint_files([Path(p) for p in FILES], Config(), jobs=1)))
-    assert unbounded > 100_000
+    bounded = _nodes_in(_garbage_after(lambda: lint_files(files, Config(), jobs=1)))
+    assert unbounded > 20_000
     assert bounded < unbounded / 4  # what is left: made since the last collection
 
 
@@ -64,10 +78,10 @@ def _nodes_in(objects: list) -> int:
     return sum(isinstance(o, cst.CSTNode) for o in objects)
 
 
-def test_a_run_leaves_the_collector_as_it_found_it():
+def test_a_run_leaves_the_collector_as_it_found_it(files):
     for on in (True, False):
         (gc.enable if on else gc.disable)()
-        lint_files([Path(FILES[0])], Config(), jobs=1)
+        lint_files(files[:1], Config(), jobs=1)
         assert gc.isenabled() is on
     gc.enable()
 
