@@ -7,8 +7,10 @@ Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
   attribute as a constant and guards on its value (``self.seen == 0``), and the statement changes
   it on every call: every call recompiles until ``recompile_limit`` (8), then the frame runs
   eagerly, with the ``eager`` and the ``inductor`` backend alike. A tensor buffer bumped the same
-  way (``self.steps += 1``) is in the graph: no recompile; an attribute set in ``__init__`` and
-  only read: no recompile. Not reported: a float attribute bumped the same way (one recompile,
+  way (``self.steps += 1``) is in the graph: no recompile (a plain object's tensor too); an
+  attribute set in ``__init__`` and only read: no recompile. For an nn.Module,
+  ``torch._dynamo.config.allow_unspec_int_on_nn_module = True`` makes the int dynamic after one
+  recompile (not for a plain object's attribute: still a recompile every call). Not reported: a float attribute bumped the same way (one recompile,
   then dynamic, under the ``eager`` backend the verifier uses; a recompile every call under
   ``inductor``: the backend decides, so hpulint does not claim either).
 - **``requires_grad`` changed between calls, on a part picked by a loop counter** (gradual
@@ -30,10 +32,14 @@ BUMP = (
     "`{stmt}` {where}: Dynamo treats an int attribute as a constant of the graph and guards "
     "on its value (`{attr} == <value>`), and this changes it on every call, so every call recompiles, "
     "and after `recompile_limit` ({limit}) Dynamo runs the function eagerly for the rest of the run "
-    "(eager fallback). Keep the count in a tensor buffer "
-    "(`self.register_buffer(\"{name}\", torch.zeros((), dtype=torch.long))`: updated in the graph), "
-    "or count in the eager loop and pass the value in"
+    "(eager fallback). {keep}, or count in the eager loop and pass the value in"
 )
+MODULE_KEEP = ("Keep the count in a tensor buffer (`self.register_buffer(\"{name}\", torch.zeros((), "
+               "dtype=torch.long))`: updated in the graph), set "
+               "`torch._dynamo.config.allow_unspec_int_on_nn_module = True` (an nn.Module's int attributes "
+               "are then made dynamic after one recompile)")
+OBJECT_KEEP = ("Keep the count in a tensor (`self.{name} = torch.zeros((), dtype=torch.long)`, bumped in "
+               "place: updated in the graph)")
 UNFREEZE = (
     "`{stmt}` in the loop changes which parameters of the compiled `{compiled}` require grad "
     "from one pass of the loop to the next (`{counters}`): Dynamo guards on every parameter's "
@@ -79,9 +85,13 @@ def int_step(node) -> bool:
     return False
 
 
-def bump_message(node, target: cst.Attribute, limit: int) -> str:
+def bump_message(node, target: cst.Attribute, limit: int, where: str, module: bool) -> str:
+    """The message for `self.<attr> += k` in a compiled region; ``module``: the object is an
+    nn.Module (the config flag covers modules only: measured, a plain object still recompiles)."""
     stmt = code_of(node).strip().splitlines()[0]
-    return BUMP.format(stmt=stmt, where="{why}", attr=code_of(target), name=target.attr.value, limit=limit)
+    name = target.attr.value
+    return BUMP.format(stmt=stmt, where=where, attr=code_of(target), limit=limit,
+                       keep=(MODULE_KEEP if module else OBJECT_KEEP).format(name=name))
 
 
 def _operands(node: cst.BaseExpression) -> list:

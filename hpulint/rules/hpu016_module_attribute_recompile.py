@@ -96,7 +96,7 @@ class ModuleAttributeRecompile(Rule):
         if target is None or fn.kind != "function" or fn.name == "__init__" or not_traced(an) \
                 or not is_self_attr(target) or an.current_class is None or not int_step(node):
             return
-        v = an.value(target)
+        v, owner = an.value(target), an.value(target.value)
         key = (an.current_class.name, target.attr.value)
 
         def when():
@@ -104,9 +104,9 @@ class ModuleAttributeRecompile(Rule):
             # an int (a float is made dynamic after one recompile under the eager backend)
             if why is None or an.kind(v) != "scalar" or self.literals.get(key) != {"int"}:
                 return None
-            return where(fn, why)
+            return bump_message(node, target, self.limit, where(fn, why), an.kind(owner) == "model")
 
-        self.report(node, bump_message(node, target, self.limit), when=when)
+        self.report(node, "{why}", when=when)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         an = self.an
