@@ -14,7 +14,8 @@ Dynamo's own explanations are quoted in the messages).
   factory with ``requires_grad=True``. Not a break: ``requires_grad_(True)`` on parameters that
   already require grad, ``requires_grad_(False)`` on an intermediate (no change);
 - ``warnings.warn`` ("Dynamo does not know how to trace the Python builtin `_warnings.warn`"), on
-  every call that reaches it (a branch Dynamo does not take costs nothing);
+  every call that reaches it (a branch Dynamo does not take costs nothing): reported when it runs
+  for ordinary inputs (see ``warning_on_input``);
 - a call of a function decorated with ``torch.compiler.disable`` ("Skip calling
   `torch.compiler.disable()`d function"): the graph ends before it and resumes after it.
 """
@@ -57,7 +58,7 @@ FIX_DISABLED = ("Call it in the eager code around the compiled function (on the 
                 "accept the break where the call is rare")
 
 
-def untraced(an, node: cst.Call) -> Optional[tuple]:
+def untraced(an, node: cst.Call, in_except: bool = False) -> Optional[tuple]:
     """(what is said, why Dynamo breaks, fix, check) for a call HPU012 reports beyond host
     reads, or None. ``check`` runs after the project is linked."""
     func = node.func
@@ -67,6 +68,8 @@ def untraced(an, node: cst.Call) -> Optional[tuple]:
     if qn == "torch.Generator":
         return "`torch.Generator()`", GENERATOR_NEW_WHY, FIX_GENERATOR, lambda: True
     if qn == "warnings.warn":
+        if in_except or not warning_on_input(an):
+            return None
         return "`warnings.warn(...)`", WARN_WHY, FIX_WARN, lambda: True
     if isinstance(func, cst.Attribute):
         method = func.attr.value
@@ -80,6 +83,34 @@ def untraced(an, node: cst.Call) -> Optional[tuple]:
     if qn.startswith("torch.") and not qn.startswith("torch.nn.") and _literal(_kw(node, "requires_grad")) is True:
         return f"`{qn.rsplit('.', 1)[1]}(..., requires_grad=True)`", RG_FACTORY_WHY, FIX_RG, lambda: True
     return None
+
+
+# what a branch on the inputs' tensors tests (`if mask.dtype != torch.bool:`, `if x.dim() == 2:`)
+TENSOR_META = frozenset({"dtype", "shape", "ndim", "dim", "size", "device", "is_floating_point", "is_complex",
+                         "layout", "is_contiguous", "is_sparse"})
+
+
+def warning_on_input(an) -> bool:
+    """A `warnings.warn` that runs for ordinary inputs (the caller rules out `except` handlers): every `if`
+    around it in its function tests a tensor's dtype, shape or device (input normalization, as a
+    mask converted to bool), or there is none. A warning under a type check, a flag or an
+    exception handler is a misuse or deprecation path (torch's own `_call_impl` has many): it does
+    not run on the calls a model makes, and is not reported."""
+    fn = an.function
+    for b in an.if_branches[getattr(fn, "if_depth", 0):]:
+        if not _tests_tensor_meta(b.node.test):
+            return False
+    return True
+
+
+def _tests_tensor_meta(test) -> bool:
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Attribute) and n.attr.value in TENSOR_META:
+            return True
+        stack += list(n.children)
+    return False
 
 
 def disabled_callee(an, fid: str, node: cst.Call) -> Optional[str]:

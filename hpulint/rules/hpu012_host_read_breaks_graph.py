@@ -87,9 +87,16 @@ class HostReadBreaksGraph(Rule):
         super().__init__(ctx)
         self.scalars = captures_scalars(ctx.source)
         self.module = None
+        self.in_except = 0  # depth of `except` handlers around the node (an error path)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except += 1
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -139,7 +146,7 @@ class HostReadBreaksGraph(Rule):
         generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
         functions (compile_untraced)."""
         an = self.an
-        hit = untraced(an, node)
+        hit = untraced(an, node, self.in_except > 0)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
