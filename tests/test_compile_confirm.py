@@ -100,3 +100,22 @@ def test_text_report_of_a_storm():
     assert "  HPU017 line 9: confirmed: 2 recompilations (tag == '0' ... tag == '1')" in text
     assert "not explained by any finding: nothing" in text
     assert text.rstrip().endswith("summary: 3 graphs, 0 graph breaks, 2 recompilations and 0 eager fallbacks")
+
+
+def test_requires_grad_and_object_attribute_storms_are_hpu016():
+    grad = run(recompile("0/0", "tensor 'fn._modules['0']._parameters['bias']' requires_grad mismatch. "
+                                "expected requires_grad=0", line=None),
+               recompile("0/1", "tensor 'fn._modules['1']._parameters['bias']' requires_grad mismatch. "
+                                "expected requires_grad=0", line=None))
+    # tied through the call of the compiled function (the guard names no line)
+    assert statuses([{"code": "HPU016", "line": 9}, {"code": "HPU017", "line": 9}], grad) == [
+        ("HPU016", 9, "confirmed"), ("HPU017", 9, "not reproduced")]
+    bumped = run(recompile("0/0", "G['counter'].n == 0"), recompile("0/1", "G['counter'].n == 1"))
+    # an object's attribute is a value guard (HPU017: an int kept in an object) and HPU016's too
+    assert statuses([{"code": "HPU016", "line": 7}, {"code": "HPU017", "line": 7},
+                     {"code": "HPU015", "line": 7}], bumped) == [
+        ("HPU016", 7, "confirmed"), ("HPU017", 7, "confirmed"), ("HPU015", 7, "not reproduced")]
+    assert unexplained([{"code": "HPU016", "line": 9}], grad) == []
+    # a global's own value is not an attribute: not HPU016's
+    glob = run(recompile("0/0", "G['STEP'] == 0"), recompile("0/1", "G['STEP'] == 1"))
+    assert statuses([{"code": "HPU016", "line": 7}], glob) == [("HPU016", 7, "not reproduced")]

@@ -16,7 +16,7 @@ from hpulint.analysis.names import (
 )
 from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, K, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -266,6 +266,9 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_SEQ_TENSOR
     if any(qn.startswith(p) for p in NON_TENSOR_NAMESPACES):
         return V_OTHER
+    if qn in MODULE_CONTAINERS:
+        parts = container_parts(an, call)
+        return Arith(parts, "modules") if parts else V_MODEL
     if qn.startswith("torch.nn.") and leaf[:1].isupper():
         return V_MODEL
     if any(qn.startswith(p) and "." not in qn[len(p):] for p in TENSOR_NAMESPACES):
@@ -282,6 +285,40 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
             return V_OTHER
         return _torch_op(an, call)
     return None
+
+
+MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
+                               "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
+                               "torch.nn.modules.container.ModuleDict"})
+
+
+def container_parts(an, call: cst.Call) -> tuple:
+    """The modules a container is built from, as values (`nn.Sequential(Cutout(), conv)`,
+    `nn.ModuleList(Block(d) for _ in range(n))`, `nn.Sequential(*[Block(d) ...])`,
+    `nn.ModuleDict({"a": A()})`): what calling the container, or one of its items, can run.
+    Only values a project symbol may answer are kept (at most 8)."""
+    exprs = []
+    for a in call.args:
+        if a.keyword is not None:
+            continue
+        v = a.value
+        if isinstance(v, (cst.List, cst.Tuple, cst.Set)):
+            exprs += [el.value for el in v.elements if not isinstance(el, cst.StarredElement)]
+        elif isinstance(v, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+            exprs.append(v.elt)
+        elif isinstance(v, cst.Dict):
+            exprs += [el.value for el in v.elements if isinstance(el, cst.DictElement)]
+        elif isinstance(v, cst.DictComp):
+            exprs.append(v.value)
+        elif not a.star:
+            exprs.append(v)
+    out = []
+    for e in exprs:
+        val = value(an, e)
+        if isinstance(val, K) or val in out:
+            continue  # a library module (`nn.ReLU()`) or a known kind: nothing of the project's to run
+        out.append(val)
+    return tuple(out[:8])
 
 
 def _arg_values(an, call: cst.Call) -> tuple:

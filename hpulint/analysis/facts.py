@@ -65,7 +65,8 @@ def answer_for(linked, key: tuple):
         if entry is None:
             return None
         return {"name": entry[1]["name"], "params": entry[1]["params"],
-                "index_params": linked.tensor_index_params(key[1]), "path": p.modules[entry[0]].get("path")}
+                "index_params": linked.tensor_index_params(key[1]), "path": p.modules[entry[0]].get("path"),
+                "disabled": p.disabled(key[1])}
     if kind == "fn":
         fid = key[1]
         target = linked.targets.get(fid)

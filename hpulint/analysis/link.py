@@ -393,6 +393,8 @@ class Linked:
                     fids = [v.ref]
                 elif v.kind in (MODEL, INST) and v.ref:
                     fids = [x for x in (p.method(v.ref, "forward"), p.method(v.ref, "__call__")) if x]
+                elif v.kind == MODEL:
+                    fids = p.held_forwards(v)  # a compiled nn.Sequential runs its modules' forward
                 for fid in fids:
                     if fid not in self.compiled:
                         self.compiled[fid] = f"compiled with {how}"
@@ -400,7 +402,9 @@ class Linked:
         while todo:
             fid = todo.pop()
             for _, cls, *_ in self.sites[fid]:
-                if cls is not None and cls[1] is not None and cls[1] not in self.compiled:
+                # a `torch.compiler.disable`d function runs eagerly (the call is a graph break)
+                if cls is not None and cls[1] is not None and cls[1] not in self.compiled \
+                        and not p.disabled(cls[1]):
                     self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
                     todo.append(cls[1])
 

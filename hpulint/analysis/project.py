@@ -24,6 +24,10 @@ from hpulint.analysis.values import (
 )
 
 
+COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
+                              "torch._dynamo.eval_frame.disable"})
+
+
 class Project:
     def __init__(self, summaries: list) -> None:
         self.modules: dict = {}  # module id -> summary
@@ -280,10 +284,32 @@ class Project:
                 return out
         got = self.classify(callee)
         if got is not None:
+            if got[0] == "model" and got[1] is None:
+                held = self.held_forwards(self.resolve(callee))
+                if held:
+                    return [("model", fid, 1) for fid in held]
             return [got]
         if name and is_model_name(name) and self.resolve(callee).kind == UNKNOWN:
             return [("model", None, 1)]
         return []
+
+    def disabled(self, fid: str) -> bool:
+        """The function is decorated with `torch.compiler.disable` (or `torch._dynamo.disable`):
+        Dynamo never traces it; a call of it from compiled code is a graph break."""
+        entry = self.functions.get(fid)
+        return entry is not None and any(d in COMPILER_DISABLE for d in entry[1]["decorators"])
+
+    def held_forwards(self, v: R) -> list:
+        """The ``forward`` of each project module a container holds (`nn.Sequential(Block(), ...)`,
+        an item of `nn.ModuleList(...)`): what calling it, or one of its items, runs."""
+        if v.kind != MODEL or v.ref is not None:
+            return []
+        out = []
+        for part in v.parts:
+            fid = self.method(part.ref, "forward") if part.ref else None
+            if fid is not None and fid not in out:
+                out.append(fid)
+        return out
 
     def classify(self, callee: Val, resolver: Optional[Resolver] = None) -> Optional[tuple]:
         """What a call's callee is: ("fn", fid, shift), ("model", fid or None, shift), or None.

@@ -142,7 +142,8 @@ class Resolver:
         if k in (SEQ_TENSOR, LOADER, MLOADER):
             return r(TENSOR)  # a loader's batches count as tensors
         if k == MODEL:
-            return base if base.ref is None else r(MODEL)  # ModuleList[i]
+            # ModuleList[i], `for layer in self.layers`: one of the modules it was built from
+            return base if base.ref is None else r(MODEL)
         return R_UNKNOWN
 
     def _meth(self, base: R, name: str, hint: str) -> R:
@@ -216,6 +217,8 @@ class Resolver:
 
     @staticmethod
     def _arith(parts: list, op: str) -> R:
+        if op == "modules":
+            return _modules(parts)
         kinds = {p.kind for p in parts}
         device = kinds & DEVICE_TENSORS
         if op == "num":
@@ -243,6 +246,20 @@ class Resolver:
         if dev:
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         return real[0]
+
+
+def _modules(parts: list) -> R:
+    """A module container (`nn.Sequential`, `nn.ModuleList`, `nn.ModuleDict`): a model whose
+    ``parts`` are the project's module classes it holds (nested containers flattened), so that a
+    call of it, or of one of its items, is known to run their ``forward``."""
+    mods = []
+    for p in parts:
+        if p.kind != MODEL:
+            continue
+        for q in (p.parts if p.ref is None else (p,)):
+            if q.ref and q not in mods:
+                mods.append(q)
+    return R(MODEL, None, tuple(mods[:8])) if mods else r(MODEL)
 
 
 # a framework's device object moving a tensor (or a batch of them) onto the device

@@ -22,6 +22,8 @@ checked** on this profile: it measures Dynamo, not a lazy device's graph cache o
 from __future__ import annotations
 
 import os
+import re
+
 from .dynamo_logs import first_sourced
 
 BREAK_CODES = ("HPU010", "HPU012", "HPU013", "HPU014")
@@ -60,6 +62,22 @@ def guard_kind(guard: str) -> str:
 
 
 _KIND = {"HPU015": "shape", "HPU016": "attribute", "HPU017": "value"}
+# an attribute of an object a frame reads through a global or a local (`G['counter'].n == 3`):
+# a "value" guard (HPU017: an int kept in an object by value), and also HPU016's when the code
+# that changes it is the object's own method (`self.n += 1`)
+_OBJECT_ATTR = re.compile(r"^(?:not )?[LG]\['\w+'\](?:\._modules\['\w+'\])*\.\w+ (?:==|!=|is) ")
+
+
+def codes_for(guard: str) -> tuple:
+    """The recompile rules a recompilation guarded by ``guard`` can confirm. HPU016 also covers
+    the `requires_grad` of parameters changed between calls (module state, "grad" guards)."""
+    kind = guard_kind(guard)
+    if kind == "grad":
+        return ("HPU016",)
+    out = tuple(c for c, k in _KIND.items() if k == kind)
+    if kind == "value" and _OBJECT_ATTR.match(guard or ""):
+        out += ("HPU016",)
+    return out
 
 
 def _first_failure(event):
@@ -100,12 +118,12 @@ def _breaks_in(run, script, lo, hi):
             and any(lo <= n <= hi for n in break_lines_in(e, script))]
 
 
-def _tied(run, script, line, kind):
+def _tied(run, script, line, code):
     recs, falls = [], []
     for e in run.get("events", []):
         if e.get("kind") not in ("recompile", "fallback"):
             continue
-        if guard_kind(_first_failure(e).get("guard", "")) != kind:
+        if code not in codes_for(_first_failure(e).get("guard", "")):
             continue
         if line in tied_lines(e, script):
             (recs if e["kind"] == "recompile" else falls).append(e)
@@ -173,7 +191,7 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
                                     f"in the run)")
         elif code in RECOMPILE_CODES:
             kind = _KIND[code]
-            recs, falls = _tied(run_result, script, line, kind)
+            recs, falls = _tied(run_result, script, line, code)
             if code == "HPU015" and _marked_static_at(run_result, script, line):
                 # mark_static at L: the shape recompilations of the run (the tensor it marked
                 # is not named by Dynamo's guard, only the function's argument)
@@ -244,8 +262,8 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
                         "reason": e.get("reason"), "count": e.get("count", 1)})
         elif kind in ("recompile", "fallback"):
             gk = guard_kind(_first_failure(e).get("guard", ""))
-            code = {v: k for k, v in _KIND.items()}.get(gk)
-            if code and tied_lines(e, script) & recompile_lines[code]:
+            tied = tied_lines(e, script)
+            if any(tied & recompile_lines[c] for c in codes_for(_first_failure(e).get("guard", ""))):
                 continue
             key = (kind, e.get("function"), e.get("file"), e.get("def_line"), gk)
             g = groups.get(key)

@@ -16,8 +16,11 @@ as torch, and the scalar is a host read) or that torch's NumPy does not have
 ``perf_counter``, ``monotonic``, ``process_time``: C builtins it does not know), Python
 ``random`` draws other than ``randint``/``randrange``/``uniform`` (``random.random()``,
 ``gauss``, ``choice``, ``shuffle``...: "marked as skipped"), and ``copy.deepcopy`` of a tensor or
-of a module (which holds tensors; a list of numbers is copied in the graph). None of them is
-reported under ``if not torch.compiler.is_compiling():`` (Dynamo takes the other branch).
+of a module (which holds tensors; a list of numbers is copied in the graph). More calls and
+statements Dynamo does not trace (the global RNG state, ``torch.Generator`` arguments, changes of
+``requires_grad``, ``warnings.warn``, calls of ``torch.compiler.disable``d functions) are in
+compile_untraced. None of them is reported under ``if not torch.compiler.is_compiling():``
+(Dynamo takes the other branch).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import libcst as cst
 from hpulint.analysis.syntax import child_nodes
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
 
@@ -65,25 +69,35 @@ PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", 
 NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
              "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
 CONVERSIONS = frozenset({"float", "int", "bool"})
+LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
 
 
 class HostReadBreaksGraph(Rule):
     code = "HPU012"
     name = "host-read-breaks-graph"
-    summary = (".item()/.tolist()/float() of a tensor, print, logging, .backward(), a NumPy or Python random "
-               "scalar, a clock read or deepcopy of a tensor inside a torch.compile'd function (graph break)")
+    summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
+               "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
+               "requires_grad change or a torch.compiler.disable'd call inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
-                "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy")
+                "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
+                "enerator", "requires_grad", "warn(", "disable", "rng_state")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scalars = captures_scalars(ctx.source)
         self.module = None
+        self.in_except = 0  # depth of `except` handlers around the node (an error path)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except += 1
+
+    def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self.in_except -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -116,10 +130,28 @@ class HostReadBreaksGraph(Rule):
             else:
                 self._calls(node)
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`t.requires_grad = ...` in a compiled region (compile_untraced)."""
+        an = self.an
+        if an.function.kind != "function" or not_traced(an):
+            return
+        for t in node.targets:
+            hit = requires_grad_store(an, t.target)
+            if hit is not None:
+                said, why, fix, check = hit
+                self._report(t.target, said, fix, check, subject=lambda said=said, why=why: (said, why))
+
     def _calls(self, node: cst.Call) -> None:
         """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`, clock reads,
-        Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module."""
+        Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module; the RNG state,
+        generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
+        functions (compile_untraced)."""
         an = self.an
+        hit = untraced(an, node, self.in_except > 0)
+        if hit is not None:
+            said, why, fix, check = hit
+            self._report(node, said, fix, check, subject=lambda: (said, why))
+            return
         qn = an.qualname(node.func) or ""
         module, _, name = qn.rpartition(".")
         if (module, name) in (("time", n) for n in CLOCKS) or (module == "random" and name in PY_RANDOM):
@@ -141,6 +173,10 @@ class HostReadBreaksGraph(Rule):
             if why is not None:
                 said = f"`np.random.{name}(...)`"
                 self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
+        elif not qn.startswith(LIBRARIES):  # a project function: is it `torch.compiler.disable`d?
+            fid = an.function.fid
+            self._report(node, None, FIX_DISABLED, lambda: disabled_callee(an, fid, node) is not None,
+                         subject=lambda: (f"a call of `{disabled_callee(an, fid, node)}()`", DISABLED_WHY))
 
     def _print(self, node: cst.Call, verb: str) -> None:
         """print() and logging calls break the graph whatever they print (measured on 2.13)."""

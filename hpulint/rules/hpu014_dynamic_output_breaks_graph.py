@@ -5,8 +5,8 @@ inside code that torch.compile compiles.
 Sources: PyTorch docs, "Dynamic Shapes" (data-dependent output sizes need
 ``capture_dynamic_output_shape_ops``; otherwise Dynamo breaks the graph at the op) and
 "torch.compile Troubleshooting". Measured on torch 2.13 (docs/compile-target.md): ``nonzero``,
-``x[mask]``, ``masked_select``, one-argument ``where``, ``unique`` and ``repeat_interleave`` with
-tensor repeats break the graph (and the graph after them recompiles once when the size first
+``x[mask]``, ``masked_select``, one-argument ``where``, ``unique``, ``bincount`` (with or without
+``minlength``) and ``repeat_interleave`` with tensor repeats break the graph (and the graph after them recompiles once when the size first
 changes); ``torch.equal`` breaks it too, whether or not an ``if`` reads the result.
 """
 from __future__ import annotations
@@ -33,14 +33,15 @@ DYNAMIC = {
     "masked_select": "torch.masked_select",
     "unique": "torch.unique",
     "unique_consecutive": "torch.unique_consecutive",
+    "bincount": "torch.bincount",  # its length is max(minlength, largest value + 1)
 }
 
 
 class DynamicOutputBreaksGraph(Rule):
     code = "HPU014"
     name = "dynamic-output-breaks-graph"
-    summary = "nonzero / mask indexing / unique / torch.equal inside a torch.compile'd function (graph break)"
-    triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal")
+    summary = "nonzero / mask indexing / unique / bincount / torch.equal inside a torch.compile'd function (graph break)"
+    triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal", "bincount")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -14,9 +14,11 @@ import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, counter_values, counters_here,
-                                           int_of_counters, is_compile_call, names_in, recompile_limit,
-                                           recompiles_text)
+from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, int_step, is_self_attr,
+                                         literal_kind, unfreeze_findings)
+from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
+                                           counters_here, int_of_counters, is_compile_call, names_in, not_traced,
+                                           recompile_limit, recompiles_text, where)
 
 MESSAGE = (
     "`self.{attr}` is read in {cls}.forward(), which is compiled per instance ({how}) for "
@@ -40,8 +42,9 @@ SET = (
 class ModuleAttributeRecompile(Rule):
     code = "HPU016"
     name = "module-attribute-recompile"
-    summary = ("an int attribute that forward reads differs between compiled instances, or is set from a "
-               "loop counter between calls of the compiled module")
+    summary = ("an int attribute that forward reads differs between compiled instances, is set from a "
+               "loop counter between calls of the compiled module, or is bumped inside the compiled region; "
+               "requires_grad changed on a part picked by a loop counter between calls")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -57,6 +60,9 @@ class ModuleAttributeRecompile(Rule):
         self.sets: list = []  # (Assign, instance name, attr, loop, counters): `net.depth = epoch + 1` in a loop
         self.compiled_of: dict = {}  # name called -> the instance it compiles (`cnet = torch.compile(net)`)
         self.loop_calls: list = []  # (callee code, loop, call)
+        self.made_of: dict = {}  # name -> names in the expression last assigned to it
+        self.toggles: list = []  # (statement or call, receiver, loop, counters): requires_grad changed in a loop
+        self.literals: dict = {}  # (class name, attr) -> kinds of the values `self.<attr> = ...` sets
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -79,10 +85,42 @@ class ModuleAttributeRecompile(Rule):
         if cls is not None and node.name.value == "__init__":
             self.params[cls.name] = [p.name.value for p in node.params.params][1:]
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bump(node)
+
+    def _bump(self, node) -> None:
+        """`self.seen += 1` inside the compiled region (compile_state)."""
+        an = self.an
+        fn = an.function
+        target = bumped_attribute(node)
+        if target is None or fn.kind != "function" or fn.name == "__init__" or not_traced(an) \
+                or not is_self_attr(target) or an.current_class is None or not int_step(node):
+            return
+        v, owner = an.value(target), an.value(target.value)
+        key = (an.current_class.name, target.attr.value)
+
+        def when():
+            why = compiled_why(an, fn)
+            # an int (a float is made dynamic after one recompile under the eager backend)
+            if why is None or an.kind(v) != "scalar" or self.literals.get(key) != {"int"}:
+                return None
+            return bump_message(node, target, self.limit, where(fn, why), an.kind(owner) == "model")
+
+        self.report(node, "{why}", when=when)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         an = self.an
+        self._bump(node)
+        if an.current_class is not None and len(node.targets) == 1 and is_self_attr(node.targets[0].target):
+            key = (an.current_class.name, node.targets[0].target.attr.value)
+            if bumped_attribute(node) is None:
+                self.literals.setdefault(key, set()).add(literal_kind(node.value))
+        recv = grad_toggle(node)
+        if recv is not None and an.loop is not None:
+            self.toggles.append((node, recv, an.loop, counters_here(an)))
         for t in node.targets:
             if type(t.target) is cst.Name:
+                self.made_of[t.target.value] = set(names_in(node.value))
                 made = _called_names(node.value)
                 for ref in names_in(node.value):
                     made |= self.built.get(ref, set())
@@ -116,6 +154,9 @@ class ModuleAttributeRecompile(Rule):
         an = self.an
         if an.loop is not None and type(node.func) in (cst.Name, cst.Attribute):
             self.loop_calls.append((code(node.func), an.loop, node))
+            recv = grad_toggle(node)
+            if recv is not None:
+                self.toggles.append((node, recv, an.loop, counters_here(an)))
         if is_compile_call(an, node) and node.args and type(node.args[0].value) is cst.Name:
             name = bound_name(an, node)
             if name is not None:
@@ -172,6 +213,9 @@ class ModuleAttributeRecompile(Rule):
 
     def finish(self) -> None:
         self._sets()
+        for call, message, _ in unfreeze_findings(self.toggles, self.loop_calls, self.compiled_of, self.made_of,
+                                                  self.limit):
+            self.report(call, message)
         an = self.an
         done = set()
         todo = []

@@ -1,0 +1,186 @@
+"""State Dynamo guards on that code changes from one call to the next, for HPU016.
+
+Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
+
+- **an int attribute bumped inside the compiled region** (``self.seen += 1`` in ``forward`` or a
+  method it calls, also a method of a plain object a compiled function calls): Dynamo reads the
+  attribute as a constant and guards on its value (``self.seen == 0``), and the statement changes
+  it on every call: every call recompiles until ``recompile_limit`` (8), then the frame runs
+  eagerly, with the ``eager`` and the ``inductor`` backend alike. A tensor buffer bumped the same
+  way (``self.steps += 1``) is in the graph: no recompile (a plain object's tensor too); an
+  attribute set in ``__init__`` and only read: no recompile. For an nn.Module,
+  ``torch._dynamo.config.allow_unspec_int_on_nn_module = True`` makes the int dynamic after one
+  recompile (not for a plain object's attribute: still a recompile every call). Not reported: a float attribute bumped the same way (one recompile,
+  then dynamic, under the ``eager`` backend the verifier uses; a recompile every call under
+  ``inductor``: the backend decides, so hpulint does not claim either).
+- **``requires_grad`` changed between calls, on a part picked by a loop counter** (gradual
+  unfreezing: ``encoder[k - epoch].requires_grad_(True)``): Dynamo guards on every parameter's
+  ``requires_grad`` ("requires_grad mismatch"), so each new set of trainable parameters is a new
+  graph: one recompile per stage, an eager fallback after 8. Set once before compiling, or
+  toggled between two states (a GAN's ``requires_grad_(False)``/``(True)`` each step): one
+  recompile at most, both graphs cached.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.rules.compiled_region import MANY, code_of, counter_values, names_in, recompiles_text
+
+BUMP = (
+    "`{stmt}` {where}: Dynamo treats an int attribute as a constant of the graph and guards "
+    "on its value (`{attr} == <value>`), and this changes it on every call, so every call recompiles, "
+    "and after `recompile_limit` ({limit}) Dynamo runs the function eagerly for the rest of the run "
+    "(eager fallback). {keep}, or count in the eager loop and pass the value in"
+)
+MODULE_KEEP = ("Keep the count in a tensor buffer (`self.register_buffer(\"{name}\", torch.zeros((), "
+               "dtype=torch.long))`: updated in the graph), set "
+               "`torch._dynamo.config.allow_unspec_int_on_nn_module = True` (an nn.Module's int attributes "
+               "are then made dynamic after one recompile)")
+OBJECT_KEEP = ("Keep the count in a tensor (`self.{name} = torch.zeros((), dtype=torch.long)`, bumped in "
+               "place: updated in the graph)")
+UNFREEZE = (
+    "`{stmt}` in the loop changes which parameters of the compiled `{compiled}` require grad "
+    "from one pass of the loop to the next (`{counters}`): Dynamo guards on every parameter's "
+    "`requires_grad` (\"requires_grad mismatch\"), so each new set is a new graph: {values}. "
+    "Unfreeze in a few stages (each stage one recompile), and raise "
+    "`torch._dynamo.config.recompile_limit` above their number when there are more than {limit}"
+)
+
+
+def bumped_attribute(node) -> Optional[cst.Attribute]:
+    """The attribute a statement changes from its own value: `x.n += k`, `x.n = x.n + k`."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Attribute):
+        return node.target
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Attribute) \
+            and isinstance(node.value, cst.BinaryOperation):
+        target = node.targets[0].target
+        text = code_of(target)
+        if any(isinstance(n, cst.Attribute) and code_of(n) == text for n in _operands(node.value)):
+            return target
+    return None
+
+
+def is_self_attr(node) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
+def literal_kind(node) -> str:
+    """"int" for an int literal (`0`, `-1`), "float" for a float one, else "other"."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Integer):
+        return "int"
+    return "float" if isinstance(node, cst.Float) else "other"
+
+
+def int_step(node) -> bool:
+    """The statement adds or takes an int literal (`+= 1`, `self.n = self.n - 2`)."""
+    if isinstance(node, cst.AugAssign):
+        return isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and literal_kind(node.value) == "int"
+    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation) \
+            and isinstance(node.value.operator, (cst.Add, cst.Subtract)):
+        return any(literal_kind(n) == "int" for n in _operands(node.value))
+    return False
+
+
+def bump_message(node, target: cst.Attribute, limit: int, where: str, module: bool) -> str:
+    """The message for `self.<attr> += k` in a compiled region; ``module``: the object is an
+    nn.Module (the config flag covers modules only: measured, a plain object still recompiles)."""
+    stmt = code_of(node).strip().splitlines()[0]
+    name = target.attr.value
+    return BUMP.format(stmt=stmt, where=where, attr=code_of(target), limit=limit,
+                       keep=(MODULE_KEEP if module else OBJECT_KEEP).format(name=name))
+
+
+def _operands(node: cst.BaseExpression) -> list:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.BinaryOperation):
+            stack += (n.left, n.right)
+        else:
+            out.append(n)
+    return out
+
+
+# --- requires_grad changed between calls -----------------------------------------------------
+
+def grad_toggle(node) -> Optional[cst.BaseExpression]:
+    """The receiver of `X.requires_grad_(...)` or of `X.requires_grad = ...`."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+        return node.func.value
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        t = node.targets[0].target
+        if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad":
+            return t.value
+    return None
+
+
+def receiver_names(recv: cst.BaseExpression, loop, made_of: dict) -> tuple:
+    """(names the receiver is picked with, its root names): through the `for` that binds it
+    (`for p in block.parameters(): p.requires_grad = True`) and the assignments that made those
+    names (`block = encoder[len(encoder) - 1 - epoch]`)."""
+    names = set(names_in(recv))
+    roots = {_root(recv)}
+    for _ in range(3):
+        for lp in loop.chain() if loop is not None else ():
+            node = getattr(lp, "node", None)
+            if isinstance(node, cst.For) and set(names_in(node.target)) & names:
+                names |= set(names_in(node.iter))
+                roots.add(_root(node.iter))
+        for n in list(names):
+            names |= made_of.get(n, set())
+        roots |= {r2 for r in list(roots) if r in made_of for r2 in made_of[r]}
+    return names, roots - {None}
+
+
+def _root(node) -> Optional[str]:
+    while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
+        node = node.func if isinstance(node, cst.Call) else node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def unfreeze_findings(toggles: list, loop_calls: list, compiled_of: dict, made_of: dict, limit: int):
+    """(call node, message) for each toggle whose receiver follows a loop counter, in a loop that
+    also calls a compiled module the receiver belongs to."""
+    out = []
+    for node, recv, loop, counters in toggles:
+        names, roots = receiver_names(recv, loop, made_of)
+        used = sorted(n for n in names if n in counters)
+        if not used:
+            continue
+        # the loop that changes the counter also calls the compiled module (maybe in a nested loop)
+        loops = {id(counters[u]) for u in used if not isinstance(counters[u], str)}
+        call = None
+        for callee, where, c in loop_calls:
+            inst = compiled_of.get(callee)
+            if inst is not None and any(id(lp) in loops for lp in where.chain()) and roots & _parts(inst, made_of):
+                call = (callee, c)
+                break
+        if call is None:
+            continue
+        n = counter_values(counters, used)
+        if n is not None and n < MANY:
+            continue
+        values = recompiles_text(n, limit, "sets") if n is not None else (
+            "a recompile for each new set until `recompile_limit` "
+            f"({limit}), then Dynamo runs it eagerly for the rest of the run (eager fallback)")
+        stmt = code_of(node).strip().splitlines()[0]
+        out.append((call[1], UNFREEZE.format(stmt=stmt, compiled=call[0], counters=", ".join(used),
+                                             values=values, limit=limit), node))
+    return out
+
+
+def _parts(inst: str, made_of: dict) -> set:
+    """The instance and every name it was built from, transitively (`model = nn.Sequential(encoder,
+    head)`: model, encoder, head and what those were built from)."""
+    out, todo = set(), [inst]
+    while todo:
+        n = todo.pop()
+        if n in out:
+            continue
+        out.add(n)
+        todo += list(made_of.get(n, ()))
+    return out
