@@ -12,7 +12,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.names import (
-    CONVERSIONS, HOST_FACTORIES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
+    CONVERSIONS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
 from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
@@ -264,6 +264,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_TENSOR
     if qn in ("torch.autograd.grad",):
         return V_SEQ_TENSOR
+    if qn.startswith("torch.cuda.") and leaf in LEGACY_TENSOR_TYPES:
+        return V_TENSOR  # `torch.cuda.LongTensor(ids)`: made on the accelerator
     if any(qn.startswith(p) for p in NON_TENSOR_NAMESPACES):
         return V_OTHER
     if qn.startswith("torch.nn.") and leaf[:1].isupper():

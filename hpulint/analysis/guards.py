@@ -44,6 +44,7 @@ class Branch(NamedTuple):
     in_body: bool  # the body (True) or the else branch (False)
     interval: bool  # the test holds on few steps (logging interval, run once)
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
+    once: frozenset = frozenset()  # counters the test pins to one value (`i == 0`): see once_counters
 
 
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
@@ -78,6 +79,27 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
     return False
+
+
+def once_counters(test: cst.BaseExpression, counters) -> frozenset:
+    """The loop counters ``test`` pins to a single value (`i == 0`, `counter == 0`,
+    `step == args.start`): its body runs on one pass of that counter's loop. An `and` needs one
+    such part, an `or` needs them all. Not a modulo (`i % k == 0` holds every k passes), nor a
+    comparison of two counters."""
+    if type(test) is cst.Comparison:
+        if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+            return frozenset()
+        left, right = test.left, test.comparisons[0].comparator
+        if _has_modulo(left) or _has_modulo(right):
+            return frozenset()
+        a, b = counters & set(names_in(left)), counters & set(names_in(right))
+        return frozenset(a or b) if bool(a) != bool(b) else frozenset()
+    if type(test) is cst.BooleanOperation:
+        left, right = once_counters(test.left, counters), once_counters(test.right, counters)
+        if type(test.operator) is cst.And:
+            return left | right
+        return left | right if left and right else frozenset()
+    return frozenset()
 
 
 def _has_modulo(node: cst.CSTNode) -> bool:

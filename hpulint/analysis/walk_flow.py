@@ -63,7 +63,7 @@ class Flow:
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = guards.fills_once(node, loop, self.function.node)
-        frame.guard = (interval, device)
+        frame.guard = (interval, device, guards.once_counters(node.test, self._counters_here()))
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
             self._branch_of[id(node.orelse)] = ("else", frame)
@@ -104,8 +104,8 @@ class Flow:
         kind, frame = info
         self._push_block(kind)
         if frame is not None:
-            interval, device = frame.guard
-            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device))
+            interval, device, once = frame.guard
+            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once))
 
     def _leave_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.pop(id(node), None)
