@@ -78,6 +78,46 @@ CASES = {
         """,
         ["HPU001@11"],
     ),
+    # --- a tokenizer's ids are CPU tensors ---------------------------------------------------
+    "torch.equal on tokenizer ids in a loop over the text encoders is host work": (
+        """
+        def encode(prompts, tokenizers, encoders):
+            embeds = []
+            for prompt, tokenizer, encoder in zip(prompts, tokenizers, encoders):
+                ids = tokenizer(prompt, padding="max_length", return_tensors="pt").input_ids
+                full = tokenizer(prompt, padding="longest", return_tensors="pt").input_ids
+                if full.shape[-1] >= ids.shape[-1] and not torch.equal(ids, full):
+                    print("truncated")
+                embeds.append(encoder(ids.to("hpu")))
+            return embeds
+        """,
+        [],
+    ),
+    "the same check through a pipeline's tokenizer attribute": (
+        """
+        class Pipe(torch.nn.Module):
+            def forward(self, prompt):
+                ids = self.tokenizer_2(prompt, return_tensors="pt").input_ids
+                full = self.tokenizer_2(prompt, padding="longest", return_tensors="pt").input_ids
+                if not torch.equal(ids, full):
+                    print("truncated")
+                return self.text_encoder(ids.to("hpu"))
+        """,
+        [],
+    ),
+    "ids moved to the device and compared every decoding step are reported": (
+        """
+        def generate(model, tokenizer, prompt, stop, n: int):
+            ids = tokenizer(prompt, return_tensors="pt").input_ids.to("hpu")
+            for _ in range(n):
+                ids = torch.cat([ids, model(ids).argmax(-1)[:, -1:]], dim=-1)
+                if torch.equal(ids[:, -1:], stop):
+                    break
+                htcore.mark_step()
+            return ids
+        """,
+        ["HPU003@11", "HPU002@12"],
+    ),
 }
 
 

@@ -14,9 +14,10 @@ import libcst as cst
 from hpulint.analysis.names import (
     CONVERSIONS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
+from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, Meth, Named, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -186,6 +187,10 @@ def call_value(an, call: cst.Call) -> Val:
         if wrapped is not None:
             return wrapped
         return Meth(fv.base, fv.name, method_hint(an, call, fv.name))
+    if type(func) is cst.Name and is_tokenizer_name(func.value):
+        # `tokenizer(prompt, ...)` with `tokenizer` a loop target or a parameter: the name says
+        # what it returns when the project does not (see Resolver, "call")
+        return CallV(Named(fv, func.value))
     return CallV(fv)
 
 

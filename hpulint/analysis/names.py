@@ -204,5 +204,14 @@ def is_model_name(name: str) -> bool:
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 
 
+_TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer_?\d*$", re.I)
+
+
+def is_tokenizer_name(name: Optional[str]) -> bool:
+    """``tokenizer``, ``self.tokenizer_2``, ``text_tokenizer``: a text tokenizer, whose ids
+    (`tokenizer(prompt, return_tensors="pt").input_ids`) are CPU tensors."""
+    return bool(name) and bool(_TOKENIZER_NAME.search(name))
+
+
 def is_optimizer_name(name: Optional[str]) -> bool:
     return bool(name) and (bool(OPTIMIZER_NAME.search(name)) or name == "scaler")
