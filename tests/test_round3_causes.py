@@ -118,6 +118,32 @@ CASES = {
         """,
         ["HPU003@11", "HPU002@12"],
     ),
+    # --- torch's getters return settings, not tensors --------------------------------------
+    "a dtype from torch.get_autocast_gpu_dtype() in a warning f-string": (
+        """
+        class Attn(torch.nn.Module):
+            def forward(self, q):
+                if q.dtype == torch.float32:
+                    if torch.is_autocast_enabled():
+                        target = torch.get_autocast_gpu_dtype()
+                    else:
+                        target = self.proj.weight.dtype
+                    print(f"casting back to {target}")
+                    q = q.to(target)
+                return self.proj(q)
+        """,
+        [],
+    ),
+    "a tensor in the same f-string is reported": (
+        """
+        class Attn(torch.nn.Module):
+            def forward(self, q):
+                scale = torch.amax(q)
+                print(f"largest input {scale}")
+                return self.proj(q)
+        """,
+        ["HPU005@11"],
+    ),
 }
 
 

@@ -285,8 +285,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
             return V_SEQ_TENSOR
         if leaf in ("equal", "allclose", "is_nonzero"):
             return V_DATA
-        if leaf in NON_TENSOR_TORCH or leaf.startswith("is_") or not leaf[:1].islower():
-            return V_OTHER
+        if leaf in NON_TENSOR_TORCH or leaf.startswith(("is_", "get_", "set_")) or not leaf[:1].islower():
+            return V_OTHER  # (`torch.get_autocast_gpu_dtype()`: a dtype; `torch.set_...`: None)
         return _torch_op(an, call)
     return None
 
