@@ -144,6 +144,104 @@ CASES = {
         """,
         ["HPU005@11"],
     ),
+    # --- ints that are not tensors: static methods, isinstance branches -------------------
+    "a static method called through self gets its arguments in order": (
+        """
+        class Cache(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fill = -1
+                self.register_buffer("buf", torch.zeros(2, 4, 64, 8))
+
+            @staticmethod
+            def update(prev, cur, idx, fill):
+                if prev.shape == cur.shape:
+                    return prev.copy_(cur)
+                if cur.shape[2] > 1:
+                    prev[:, :, :fill].copy_(cur)
+                    return prev
+                prev.index_copy_(2, idx - 1, cur)
+                return prev
+
+            def forward(self, cur, pos: int):
+                idx = torch.full((1,), pos, device="hpu")
+                return self.update(self.buf, cur, idx, self.fill)
+        """,
+        [],
+    ),
+    "a static metric helper called through self still reads its device arguments": (
+        """
+        class Dice(torch.nn.Module):
+            @staticmethod
+            def stats(pred, target):
+                if (target != 1).all():
+                    return pred.sum() * 0
+                return pred.sum()
+
+            def update(self, pred, target):
+                self.total = self.total + self.stats(pred, target)
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.dice = Dice()
+
+            def validation_step(self, batch, batch_idx):
+                x, y = batch
+                self.dice.update(self.head(x), y.to("hpu"))
+        """,
+        ["HPU008@11"],
+    ),
+    "a length read from the reuse-cache shape tuple in the else branch of isinstance": (
+        """
+        from typing import List, Optional
+
+        class Model(torch.nn.Module):
+            def forward(self, input_ids, past: Optional[List[torch.Tensor]] = None, reuse: bool = False):
+                seen = 0
+                if past is not None:
+                    if reuse and not isinstance(past[0], torch.Tensor):
+                        seen = past[0][2]
+                    else:
+                        seen = past[0].shape[2]
+                n = seen if seen else input_ids.shape[1]
+                return self.embed(input_ids[:, :n])
+        """,
+        [],
+    ),
+    "the same element read without the isinstance test is a device value": (
+        """
+        from typing import List, Optional
+
+        class Model(torch.nn.Module):
+            def forward(self, input_ids, past: Optional[List[torch.Tensor]] = None):
+                seen = 0
+                if past is not None:
+                    seen = past[0][2]
+                n = seen if seen else input_ids.shape[1]
+                return self.embed(input_ids)
+        """,
+        ["HPU008@15"],
+    ),
+    "int() of a timestep in the else branch of isinstance is a Python number": (
+        """
+        class Sched:
+            def step(self, out, timestep, sample):
+                if isinstance(timestep, torch.Tensor):
+                    index = int(timestep.item())
+                else:
+                    index = int(timestep)
+                return sample - out * index
+
+        def sample(model, x, timesteps: torch.Tensor):
+            sched = Sched()
+            for t in timesteps:
+                x = sched.step(model(x, t), t, x)
+                htcore.mark_step()
+            return x
+        """,
+        ["HPU005@11"],
+    ),
 }
 
 

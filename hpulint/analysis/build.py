@@ -48,6 +48,9 @@ def value(an, node: cst.BaseExpression) -> Val:
 
 def _value(an, node) -> Val:
     tp = type(node)
+    if an.not_tensors and tp in (cst.Name, cst.Attribute, cst.Subscript) and any(an.not_tensors) \
+            and an.known_not_tensor(node):
+        return V_OTHER  # the else branch of `isinstance(x, torch.Tensor)`
     if tp is cst.Name:
         return an.lookup(node.value)
     if tp is cst.Call:

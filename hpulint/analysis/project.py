@@ -301,7 +301,8 @@ class Project:
                 if fid is not None:
                     if base.kind == MODEL and name in ("forward", "__call__"):
                         return ("model", fid, 1)
-                    return ("fn", fid, 1)
+                    # a static method called through an instance binds nothing
+                    return ("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1)
                 # not a method: an attribute called (`self.encoder(x)`, `self.act(x)`)
                 return self._classify_value(res(callee), callee, res)
             if base.kind == MODEL and name not in MODULE_METHODS:
@@ -326,13 +327,19 @@ class Project:
         if sym is None:
             return None
         if sym[0] == "fn":
-            return ("fn", sym[1], 0)
+            # `Cls.build(x)`: a class method binds the class
+            return ("fn", sym[1], 1 if self._decorated(sym[1], "classmethod") else 0)
         if sym[0] == "cls":
             init = self.method(sym[1], "__init__")
             return ("fn", init, 1) if init else None
         if sym[0] == "val":
             return self.classify(sym[1], res)
         return None
+
+    def _decorated(self, fid: str, name: str) -> bool:
+        entry = self.functions.get(fid)
+        return entry is not None and entry[1]["cls"] is not None and any(
+            d.rsplit(".", 1)[-1] == name for d in entry[1]["decorators"])
 
     def _build_callers(self) -> None:
         """Who calls each project function with what, from the calls whose callee is clear

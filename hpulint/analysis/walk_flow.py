@@ -106,6 +106,10 @@ class Flow:
         if frame is not None:
             interval, device, once = frame.guard
             self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once))
+            plain = guards.not_tensor_exprs(frame.node.test, kind == "if-body")
+            self.not_tensors.append((self.function, set(plain)) if plain else None)
+            if plain:
+                self.value_cache.clear()
 
     def _leave_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.pop(id(node), None)
@@ -116,6 +120,8 @@ class Flow:
         if frame is None:
             return
         self.if_branches.pop()
+        if self.not_tensors.pop() is not None:
+            self.value_cache.clear()
         bindings = block.scope.bindings
         end = {name: bindings.get(name, MISSING) for name in block.prior}
         for name, prior in block.prior.items():
