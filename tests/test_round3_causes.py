@@ -242,6 +242,37 @@ CASES = {
         """,
         ["HPU005@11"],
     ),
+    # --- a tensor annotation that the callers contradict --------------------------------
+    "a list of tensors sliced by the counter, whatever its annotation says": (
+        """
+        from typing import List
+
+        class Trainer:
+            def forward_pass(self, model, queries: torch.Tensor, n: int):
+                for i in range(n):
+                    batch = queries[i * 4:(i + 1) * 4]
+                    model(torch.stack(batch).to("hpu"))
+
+            def step(self, model, queries: List[torch.Tensor]):
+                self.forward_pass(model, queries, 2)
+        """,
+        [],
+    ),
+    "a caller that passes a stacked tensor keeps it a tensor": (
+        """
+        from typing import List
+
+        class Trainer:
+            def forward_pass(self, model, queries: torch.Tensor, n: int):
+                for i in range(n):
+                    batch = queries[i * 4:(i + 1) * 4]
+                    model(batch.to("hpu"))
+
+            def step(self, model, queries: List[torch.Tensor]):
+                self.forward_pass(model, torch.stack(queries), 2)
+        """,
+        ["HPU001@13"],
+    ),
 }
 
 

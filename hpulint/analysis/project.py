@@ -20,7 +20,7 @@ from typing import Optional
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Param, Val, by_name, from_json, r,
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, UNKNOWN, Param, Val, by_name, from_json, r,
 )
 
 
@@ -385,12 +385,19 @@ class GlobalEnv(Env):
             return R_UNKNOWN
         f = entry[1]
         ev = f["evidence"].get(name)
+        if ev == TENSOR:
+            # `queries: torch.Tensor` that every caller in the project fills with a Python list
+            # of tensors: the callers say what it holds
+            got = self._from_callers(fid, f, name, every=(SEQ, SEQ_TENSOR))
+            return got if got.kind in (SEQ, SEQ_TENSOR) else r(ev)
         if ev:
             return r(ev)
         got = self._from_callers(fid, f, name)
         return got if got.kind != UNKNOWN else by_name(name)
 
-    def _from_callers(self, fid: str, f: dict, name: str) -> R:
+    def _from_callers(self, fid: str, f: dict, name: str, every: tuple = ()) -> R:
+        """What the project's callers pass for ``name``, joined; with ``every``, unknown unless
+        each of them passes one of those kinds."""
         params = f["params"]
         if name not in params:
             return R_UNKNOWN
@@ -403,7 +410,10 @@ class GlobalEnv(Env):
                 vals.append(args[idx - shift])
         if not vals:
             return R_UNKNOWN
-        return Resolver._join([self.p.resolve(v) for v in vals])
+        got = [self.p.resolve(v) for v in vals]
+        if every and any(g.kind not in every for g in got):
+            return R_UNKNOWN
+        return Resolver._join(got)
 
     def instance(self, cls: str) -> R:
         return R(MODEL, cls) if self.p.is_model_class(cls) else R(INST, cls)
