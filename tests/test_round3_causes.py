@@ -273,6 +273,68 @@ CASES = {
         """,
         ["HPU001@13"],
     ),
+    # --- a host copy laid out on the host and written to a file --------------------------
+    "a copy rearranged on the host and saved as an image": (
+        """
+        def render(sampler, model, prompts, out_dir):
+            n = 0
+            for prompt in prompts:
+                samples = sampler.sample(model, prompt)
+                images = torch.clamp((model.decode(samples) + 1.0) / 2.0, 0.0, 1.0)
+                for image in images:
+                    image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
+                    Image.fromarray(image.astype(np.uint8)).save(f"{out_dir}/{n:05}.png")
+                    n += 1
+        """,
+        [],
+    ),
+    "the same copy added to a running score is reported": (
+        """
+        def render(sampler, model, prompts, out_dir):
+            total = 0.0
+            for prompt in prompts:
+                samples = sampler.sample(model, prompt)
+                images = torch.clamp((model.decode(samples) + 1.0) / 2.0, 0.0, 1.0)
+                for image in images:
+                    image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
+                    total += np.transpose(image, (2, 0, 1)).mean()
+            return total
+        """,
+        ["HPU005@14"],
+    ),
+    "a copy passed through the project's own host helper before it is saved": (
+        """
+        def put_mark(img, encoder=None):
+            if encoder is not None:
+                img = Image.fromarray(encoder.encode(np.array(img)))
+            return img
+
+        def render(sampler, model, prompts, encoder):
+            for i, prompt in enumerate(prompts):
+                images = model.decode(sampler.sample(model, prompt))
+                for image in images:
+                    image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
+                    img = Image.fromarray(image.astype(np.uint8))
+                    img = put_mark(img, encoder)
+                    img.save(f"{i}.png")
+        """,
+        [],
+    ),
+    "a helper that puts the copy back on the device is a round trip": (
+        """
+        def upload(img):
+            return torch.from_numpy(img).to("hpu")
+
+        def render(sampler, model, prompts):
+            for i, prompt in enumerate(prompts):
+                images = model.decode(sampler.sample(model, prompt))
+                for image in images:
+                    image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
+                    image = upload(image)
+                    np.save(f"{i}.npy", image)
+        """,
+        ["HPU005@15"],
+    ),
 }
 
 
