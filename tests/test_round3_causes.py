@@ -26,6 +26,47 @@ def found(src: str) -> list:
     return [f"{f.code}@{f.line}" for f in lint_source(src, path="case.py", config=Config())]
 
 
+PIPE = """
+class Pipe:
+    def prepare(self, image):
+        image = torch.as_tensor(image).to("hpu")
+        if image.min() < 0:
+            image = (image + 1) / 2
+        return image
+
+    def __call__(self, control_images, n: int):
+        conds = []{prep}
+        latents = torch.randn(1, 4, 64, 64, device="hpu")
+        for t in self.scheduler.timesteps:{step}
+            noise = self.unet(latents, t, conds)
+            latents = self.scheduler.step(noise, t, latents)
+        frames = []
+        for chunk in latents.split(1):
+            frames.append(self.vae.decode(chunk))
+        return frames
+"""
+
+REFS = """
+class Pipe:
+    def prepare_latents(self, latents, refs):
+        out = []
+        for latent, ref_batch in zip(latents, refs):
+            for ref in ref_batch:
+                ref_latent = self.vae.encode(ref.to("hpu"))
+                latent = torch.cat([ref_latent, latent], dim=1)
+            out.append(latent)
+        return torch.stack(out)
+
+    def __call__(self, video, refs, prompts):
+        latents = self.vae.encode(video.to("hpu"))
+        {call}
+        x = torch.randn(1, 4, 64, 64, device="hpu")
+        for t in self.scheduler.timesteps:
+            x = self.scheduler.step(self.transformer(x, t, cond), t, x)
+        return x
+"""
+
+
 CASES = {
     # --- a branch that runs on one pass of the step loop (Megatron's prefill) ---------------
     "a slice under `counter == 0` runs on the first decoding pass only; the else branch every pass": (
@@ -334,6 +375,29 @@ CASES = {
                     np.save(f"{i}.npy", image)
         """,
         ["HPU005@15"],
+    ),
+    # --- preparation before the run's own step loop --------------------------------------
+    "control images encoded in a loop before the denoising loop": (
+        PIPE.format(prep="""
+        for image in control_images:
+            conds.append(self.vae.encode(self.prepare(image)))""", step=""),
+        [],
+    ),
+    "the same helper called in every denoising step is reported": (
+        PIPE.format(prep="""
+        for image in control_images:
+            conds.append(self.vae.encode(image))""", step="""
+            conds = [self.prepare(c) for c in conds]"""),
+        ["HPU008@11"],
+    ),
+    "reference latents prepended in a helper called before the denoising loop": (
+        REFS.format(call="cond = self.prepare_latents(latents, refs)"),
+        [],
+    ),
+    "the same helper called once per prompt of an outer loop is reported": (
+        REFS.format(call="""for prompt in prompts:
+            cond = self.prepare_latents(latents, refs)"""),
+        ["HPU003@14"],
     ),
 }
 

@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import guards
 from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while,
-                                    iterates_marking_loader)
+                                    iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop
@@ -155,6 +155,7 @@ class Flow:
         loop.if_depth = len(self.if_branches)
         loop.counters = counters_of_for(self, node)
         loop.iter_value = self.value(node.iter)
+        loop.collection = iterates_collection(self, node.iter)
         loop.loader_marks = iterates_marking_loader(self, node.iter)
         loop.iterated_params = [p for p in names_in(node.iter) if p in fn.params]
         loop.iter_calls = calls_in(node.iter) if type(node.iter) is not cst.Name else frozenset()
