@@ -67,6 +67,19 @@ class Pipe:
 """
 
 
+HOOK = """
+import pytorch_lightning as pl
+
+class Diffusion(pl.LightningModule):
+    def {hook}(self, batch, batch_idx):
+        images = self.decode(self.sample(batch["cond"]))
+        for name, image in zip(batch["names"], images):
+            image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
+            Image.fromarray(image.astype(np.uint8)).save(f"{{name}}.png")
+        return images.mean()
+"""
+
+
 CASES = {
     # --- a branch that runs on one pass of the step loop (Megatron's prefill) ---------------
     "a slice under `counter == 0` runs on the first decoding pass only; the else branch every pass": (
@@ -398,6 +411,14 @@ CASES = {
         REFS.format(call="""for prompt in prompts:
             cond = self.prepare_latents(latents, refs)"""),
         ["HPU003@14"],
+    ),
+    "validation images saved from validation_step are its output": (
+        HOOK.format(hook="validation_step"),
+        [],
+    ),
+    "the same copy in training_step is reported": (
+        HOOK.format(hook="training_step"),
+        ["HPU005@14"],
     ),
 }
 

@@ -1,7 +1,7 @@
 """Host copies that are what an inference loop produces, not a per-step cost a user can remove.
 
 A loop that does not train (no backward(), no optimizer step in it, its nested loops or its
-callees) and whose passes each produce something for the world outside the program (an image
+callees; an evaluation hook, `validation_step`, does not either) and whose passes each produce something for the world outside the program (an image
 written to a file or shown on screen, tokens handed to a streamer, detections unpacked into the
 rows a scorer reads) must copy that product to the host once per pass: the copy *is* the loop's
 output. Such a copy is recognised by where its value goes, read from the code that follows it:
@@ -12,7 +12,7 @@ output. Such a copy is recognised by where its value goes, read from the code th
 - into names whose every later use in the pass is such a call, or a `for` loop over them whose
   body only builds host records (no `if`/`while` on what it reads);
 - through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
-  functions of the project that take it and return no device value (`put_watermark(img)`);
+  functions that take it and return no device value (`put_watermark(img)`);
 - returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
   loops reach (a returned `.item()` is a reading the caller uses, not an output).
 
@@ -122,15 +122,16 @@ class _Flow:
             return None
 
     def _host_helper(self, call: cst.Call) -> bool:
-        """A function of the project that takes the host copy and does not hand back a device
-        value (`img = put_watermark(img, encoder)`): host work on the way to the output."""
+        """A function (of the project or imported) that takes the host copy and does not hand
+        back a device value (`img = put_watermark(img, encoder)`): host work on the way to the
+        output (the flow must still end in an output call)."""
         an = self.an
         site = an.call_sites.get(id(call))
         if site is None or an.resolver is None:
             return False
         callee = an.resolve(site.callee)
-        if callee.kind != SYM or not callee.ref or ":" not in callee.ref:
-            return False  # not a function of the project
+        if callee.kind != SYM or not callee.ref or callee.ref.startswith("torch."):
+            return False  # not a plain function (a method, a builtin); torch's own are known
         return an.resolver.env.ret(callee.ref).kind not in (TENSOR, MASK, DATA, MODEL)
 
     def names_use(self, names: list, after: cst.CSTNode, depth: int) -> Optional[str]:
