@@ -420,6 +420,29 @@ CASES = {
         HOOK.format(hook="training_step"),
         ["HPU005@14"],
     ),
+    "a loop over the call's own inputs that keeps sizes between passes is still preparation": (
+        PIPE.format(prep="""
+        height = 64
+        for image in control_images:
+            image = self.prepare(image, height)
+            height = image.shape[-2]
+            conds.append(self.vae.encode(image))""", step="").replace(
+            "def prepare(self, image):", "def prepare(self, image, height=None):"),
+        [],
+    ),
+    "a first sampling loop over a local schedule stays a step loop before a second one": (
+        """
+        def two_stage(model, refiner_model, x, first: torch.Tensor, second: torch.Tensor):
+            steps = first.tolist()
+            for i, t in enumerate(steps):
+                x = model(x, t)
+                x = x[:, :i + 1].mean() + x
+            for t in second:
+                x = refiner_model(x, t)
+            return x
+        """,
+        ["HPU001@12"],
+    ),
 }
 
 

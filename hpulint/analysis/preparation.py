@@ -11,9 +11,10 @@ on every run: its counters and accumulators are not recompiles per step, and the
 a loop over the items of a collection (not `range(n)`), a step loop only because it calls a
 model (no marker, backward, optimizer step or loader), that
 
-- precedes, at the same level of the same function, another step loop, and carries nothing from
-  one pass to the next (a denoising loop carries its latents, and stays a step loop when a chunked
-  decode loop follows it); or
+- precedes, at the same level of the same function, another step loop, and walks the function's
+  own inputs (`for image in control_image`, a parameter) or carries nothing from one pass to the
+  next (a denoising loop over the scheduler's timesteps carries its latents, and stays a step loop
+  when a chunked decode loop follows it); or
 - is in a function that every project caller calls at its top level, before one of the caller's
   own top-level step loops (`cond = self.prepare_latents(...)` then the denoising loop).
 """
@@ -34,7 +35,7 @@ def without_preparation(linked, loops: dict) -> dict:
             continue
         later = [j for j in range(i + 1, len(f["loops"]))
                  if (fid, j) in loops and f["loops"][j]["parent"] == info["parent"]]
-        if later and not info.get("carried"):
+        if later and (not info.get("carried") or info.get("inputs")):
             del out[(fid, i)]
             continue
         if callers is None:

@@ -51,6 +51,7 @@ def summarize(an) -> dict:
                 "iter_name": lp.iter_name,
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
+                "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)
