@@ -12,11 +12,12 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.names import (
-    CONVERSIONS, HOST_FACTORIES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
+    CONVERSIONS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
+from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, K, Meth, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -47,6 +48,9 @@ def value(an, node: cst.BaseExpression) -> Val:
 
 def _value(an, node) -> Val:
     tp = type(node)
+    if an.not_tensors and tp in (cst.Name, cst.Attribute, cst.Subscript) and any(an.not_tensors) \
+            and an.known_not_tensor(node):
+        return V_OTHER  # the else branch of `isinstance(x, torch.Tensor)`
     if tp is cst.Name:
         return an.lookup(node.value)
     if tp is cst.Call:
@@ -186,6 +190,10 @@ def call_value(an, call: cst.Call) -> Val:
         if wrapped is not None:
             return wrapped
         return Meth(fv.base, fv.name, method_hint(an, call, fv.name))
+    if type(func) is cst.Name and is_tokenizer_name(func.value):
+        # `tokenizer(prompt, ...)` with `tokenizer` a loop target or a parameter: the name says
+        # what it returns when the project does not (see Resolver, "call")
+        return CallV(Named(fv, func.value))
     return CallV(fv)
 
 
@@ -264,6 +272,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_TENSOR
     if qn in ("torch.autograd.grad",):
         return V_SEQ_TENSOR
+    if qn.startswith("torch.cuda.") and leaf in LEGACY_TENSOR_TYPES:
+        return V_TENSOR  # `torch.cuda.LongTensor(ids)`: made on the accelerator
     if any(qn.startswith(p) for p in NON_TENSOR_NAMESPACES):
         return V_OTHER
     if qn in MODULE_CONTAINERS:
@@ -281,8 +291,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
             return V_SEQ_TENSOR
         if leaf in ("equal", "allclose", "is_nonzero"):
             return V_DATA
-        if leaf in NON_TENSOR_TORCH or leaf.startswith("is_") or not leaf[:1].islower():
-            return V_OTHER
+        if leaf in NON_TENSOR_TORCH or leaf.startswith(("is_", "get_", "set_")) or not leaf[:1].islower():
+            return V_OTHER  # (`torch.get_autocast_gpu_dtype()`: a dtype; `torch.set_...`: None)
         return _torch_op(an, call)
     return None
 

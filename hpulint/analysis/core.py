@@ -147,6 +147,21 @@ class Analysis(Walker):
                 return True
         return False
 
+    def runs_once(self, here: Here) -> bool:
+        """Under a test that pins a counter of the innermost step loop around the point, or of a
+        loop around that one, to one value (`if i == 0:`, `if counter == 0:` for a prefill): the
+        body runs on one pass, so what it bakes into the graph is the same every run. A counter
+        of a loop inside the step (`for i, group in enumerate(param_groups): if i == 0:`) pins
+        nothing across steps."""
+        loop = here.loop
+        step = next((lp for lp in loop.chain() if lp.is_step_loop), None) if loop is not None else None
+        if step is None:
+            return False
+        counters = set()
+        for lp in step.chain():
+            counters |= lp.counters
+        return any(b.in_body and b.once & counters for b in here.branches[step.if_depth:])
+
     def device_excluded(self, here: Here) -> Optional[str]:
         """The device test that keeps the point off the target device, if any."""
         target = self.target_of(here.function)

@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import last_name, names_in, string_value
+from hpulint.analysis.syntax import code, last_name, names_in, string_value
 
 DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
            "gpu": "cuda", "mps": "mps", "cpu": "cpu", "xpu": "xpu", "npu": "npu"}
@@ -44,6 +44,7 @@ class Branch(NamedTuple):
     in_body: bool  # the body (True) or the else branch (False)
     interval: bool  # the test holds on few steps (logging interval, run once)
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
+    once: frozenset = frozenset()  # counters the test pins to one value (`i == 0`): see once_counters
 
 
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
@@ -78,6 +79,56 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
     return False
+
+
+def once_counters(test: cst.BaseExpression, counters) -> frozenset:
+    """The loop counters ``test`` pins to a single value (`i == 0`, `counter == 0`,
+    `step == args.start`): its body runs on one pass of that counter's loop. An `and` needs one
+    such part, an `or` needs them all. Not a modulo (`i % k == 0` holds every k passes), nor a
+    comparison of two counters."""
+    if type(test) is cst.Comparison:
+        if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+            return frozenset()
+        left, right = test.left, test.comparisons[0].comparator
+        if _has_modulo(left) or _has_modulo(right):
+            return frozenset()
+        a, b = counters & set(names_in(left)), counters & set(names_in(right))
+        return frozenset(a or b) if bool(a) != bool(b) else frozenset()
+    if type(test) is cst.BooleanOperation:
+        left, right = once_counters(test.left, counters), once_counters(test.right, counters)
+        if type(test.operator) is cst.And:
+            return left | right
+        return left | right if left and right else frozenset()
+    return frozenset()
+
+
+_TENSOR_TYPES = re.compile(r"^(?:torch\.)?(?:Tensor|\w+Tensor|nn\.Parameter|Parameter)$")
+
+
+def not_tensor_exprs(test: cst.BaseExpression, in_body: bool) -> frozenset:
+    """The expressions (as source text) a branch of ``test`` knows are not tensors: the `else` of
+    `isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`), the body of `not isinstance(...)`,
+    also as one part of an `and` (`reuse_cache and not isinstance(past[0], torch.Tensor)`)."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return not_tensor_exprs(test.expression, not in_body)
+    if type(test) is cst.BooleanOperation:
+        if type(test.operator) is cst.And and in_body:  # every part holds in the body
+            return not_tensor_exprs(test.left, True) | not_tensor_exprs(test.right, True)
+        if type(test.operator) is cst.Or and not in_body:  # every part fails in the else
+            return not_tensor_exprs(test.left, False) | not_tensor_exprs(test.right, False)
+        return frozenset()
+    if in_body or type(test) is not cst.Call or not test.args:
+        return frozenset()
+    name = last_name(test.func)
+    if name == "is_tensor" and len(test.args) == 1:
+        return frozenset({code(test.args[0].value)})
+    if name != "isinstance" or len(test.args) != 2:
+        return frozenset()
+    kinds = test.args[1].value
+    types = [el.value for el in kinds.elements] if type(kinds) is cst.Tuple else [kinds]
+    if any(_TENSOR_TYPES.match(code(t)) for t in types):
+        return frozenset({code(test.args[0].value)})
+    return frozenset()
 
 
 def _has_modulo(node: cst.CSTNode) -> bool:

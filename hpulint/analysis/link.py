@@ -26,6 +26,7 @@ import re
 from typing import Optional
 
 from hpulint.analysis.names import STEP_HOOKS
+from hpulint.analysis.preparation import without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.values import INST, LOADER, MLOADER, MODEL, SYM
 
@@ -253,6 +254,7 @@ class Linked:
                     reason = self._loop_reason(fid, i, f, within, new_loops, multi)
                     if reason is not None:
                         new_loops[(fid, i)] = reason
+            new_loops = without_preparation(self, new_loops)
             multi = self._multi_step(new_loops)
             new_hot = {fid: why for fid, why in seeds.items() if fid not in multi}
             todo = []

@@ -130,6 +130,20 @@ def iter_source(an, it: cst.BaseExpression) -> cst.BaseExpression:
     return it
 
 
+def iterates_collection(an, it: cst.BaseExpression) -> bool:
+    """The loop walks the items of a collection (`for image in images`, `zip(latents, refs)`),
+    not a count (`range(n)`, `trange(n)`): its passes are as many as the items it is given."""
+    while type(it) is cst.Call and it.args:
+        qn = an.qualname(it.func) or ""
+        if qn in _RANGE_LIKE:
+            return False
+        if qn in _WRAPPERS or qn in ("enumerate", "zip"):
+            it = it.args[0].value
+            continue
+        break
+    return not (type(it) is cst.Call and (an.qualname(it.func) or "") in _RANGE_LIKE)
+
+
 def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
     """An MpDeviceLoader/ParallelLoader (which marks a step per batch), possibly inside
     enumerate(), tqdm() or zip(), or a name bound to one."""
@@ -318,6 +332,7 @@ def record_call(an, node: cst.Call) -> None:
     site = CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs, tainted,
                     deferred, name or "")
     site.index = len(fn.calls)
+    site.before = len(fn.loops)  # loops of its function that start before it
     site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
     fn.calls.append(site)
     facts.calls.append(site)

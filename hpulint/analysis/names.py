@@ -71,13 +71,16 @@ NON_TENSOR_NAMESPACES = (
     "torch.amp.", "torch.func.", "torch.sparse.", "torch.nested.", "torch._", "torch.ops.",
 )
 # torch functions that turn host data into a (host) tensor: their argument is not a tensor
-CONVERSIONS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray",
-                         "torch.Tensor", "torch.LongTensor", "torch.FloatTensor", "torch.BoolTensor",
-                         "torch.IntTensor"})
+# the legacy typed constructors (`torch.LongTensor(ids)`): CPU tensors; their `torch.cuda.`
+# twins make tensors on the accelerator
+LEGACY_TENSOR_TYPES = ("Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor", "DoubleTensor",
+                       "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor")
+CONVERSIONS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray"}
+                        | {f"torch.{n}" for n in LEGACY_TENSOR_TYPES})
 HOST_FACTORIES = frozenset(
     f"torch.{n}" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
                            "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm",
-                           "asarray", "Tensor", "LongTensor", "FloatTensor", "BoolTensor", "IntTensor")
+                           "asarray") + LEGACY_TENSOR_TYPES
 )
 MASK_FUNCTIONS = frozenset(
     f"torch.{n}" for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and",
@@ -199,6 +202,15 @@ def is_model_name(name: str) -> bool:
     """``model``, ``net``, ``ddp_model``, ``model_engine``, ``encoder2``: names users give models."""
     m = _MODEL_NAME.match(name.lower())
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
+
+
+_TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer_?\d*$", re.I)
+
+
+def is_tokenizer_name(name: Optional[str]) -> bool:
+    """``tokenizer``, ``self.tokenizer_2``, ``text_tokenizer``: a text tokenizer, whose ids
+    (`tokenizer(prompt, return_tensors="pt").input_ids`) are CPU tensors."""
+    return bool(name) and bool(_TOKENIZER_NAME.search(name))
 
 
 def is_optimizer_name(name: Optional[str]) -> bool:

@@ -1,7 +1,7 @@
 """Host copies that are what an inference loop produces, not a per-step cost a user can remove.
 
 A loop that does not train (no backward(), no optimizer step in it, its nested loops or its
-callees) and whose passes each produce something for the world outside the program (an image
+callees; an evaluation hook, `validation_step`, does not either) and whose passes each produce something for the world outside the program (an image
 written to a file or shown on screen, tokens handed to a streamer, detections unpacked into the
 rows a scorer reads) must copy that product to the host once per pass: the copy *is* the loop's
 output. Such a copy is recognised by where its value goes, read from the code that follows it:
@@ -11,6 +11,8 @@ output. Such a copy is recognised by where its value goes, read from the code th
   or a `yield`;
 - into names whose every later use in the pass is such a call, or a `for` loop over them whose
   body only builds host records (no `if`/`while` on what it reads);
+- through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
+  functions that take it and return no device value (`put_watermark(img)`);
 - returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
   loops reach (a returned `.item()` is a reading the caller uses, not an output).
 
@@ -26,6 +28,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import last_name
+from hpulint.analysis.values import DATA, MASK, MODEL, SYM, TENSOR
 
 # calls that send a host value out of the program: files and arrays, screens, streams
 OUTPUT_CALLS = frozenset({
@@ -36,6 +39,11 @@ OUTPUT_CALLS = frozenset({
 # iteration helpers, an image built from an array (`Image.fromarray(a).save(path)`), NumPy casts
 _TRANSPARENT_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "reversed", "fromarray"})
 _NUMPY_PREFIXES = ("numpy.", "np.")
+# NumPy functions that only cast, lay out or clip an array (`np.transpose(a, (1, 2, 0))`), and
+# einops' `rearrange(a, "c h w -> h w c")`: on a host copy they are host work on the same data
+_NUMPY_LAYOUT = frozenset({"transpose", "moveaxis", "swapaxes", "squeeze", "expand_dims", "ascontiguousarray",
+                           "asarray", "array", "clip", "round", "rint", "flip", "fliplr", "flipud", "rot90",
+                           "concatenate", "stack", "hstack", "vstack", "reshape"})
 # methods that put a host value back on the device
 _TO_DEVICE = frozenset({"to", "cuda", "hpu", "xla"})
 
@@ -95,7 +103,8 @@ class _Flow:
                 qn = self.an.qualname(call.func) or ""
                 if name in OUTPUT_CALLS:
                     return "output"
-                if name in _TRANSPARENT_CALLS or (qn.startswith(_NUMPY_PREFIXES) and name.startswith(("float", "int", "uint"))):
+                if name in _TRANSPARENT_CALLS or qn.startswith("einops.") or (qn.startswith(_NUMPY_PREFIXES) and (
+                        name.startswith(("float", "int", "uint")) or name in _NUMPY_LAYOUT)) or self._host_helper(call):
                     cur = call
                     continue
                 return None
@@ -112,10 +121,24 @@ class _Flow:
                 return "output" if _builds_records(parent) else None
             return None
 
+    def _host_helper(self, call: cst.Call) -> bool:
+        """A function (of the project or imported) that takes the host copy and does not hand
+        back a device value (`img = put_watermark(img, encoder)`): host work on the way to the
+        output (the flow must still end in an output call)."""
+        an = self.an
+        site = an.call_sites.get(id(call))
+        if site is None or an.resolver is None:
+            return False
+        callee = an.resolve(site.callee)
+        if callee.kind != SYM or not callee.ref or callee.ref.startswith("torch."):
+            return False  # not a plain function (a method, a builtin); torch's own are known
+        return an.resolver.env.ret(callee.ref).kind not in (TENSOR, MASK, DATA, MODEL)
+
     def names_use(self, names: list, after: cst.CSTNode, depth: int) -> Optional[str]:
         """Every later read of ``names`` in the container goes out (None when one does not, or
         when there is none)."""
-        start = self.order.get(id(after), -1)
+        # after the whole statement: `x = 255. * rearrange(x.cpu().numpy(), ...)` reads the old x
+        start = max((self.order.get(id(n), -1) for n in _preorder(after)), default=-1)
         uses = [n for n in _preorder(self.container)
                 if type(n) is cst.Name and n.value in names and self.order.get(id(n), -1) > start
                 and not self._is_store(n)]

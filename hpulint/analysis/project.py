@@ -20,7 +20,7 @@ from typing import Optional
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SYM, UNKNOWN, Param, Val, by_name, from_json, r,
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, UNKNOWN, Param, Val, by_name, from_json, r,
 )
 
 
@@ -327,7 +327,8 @@ class Project:
                 if fid is not None:
                     if base.kind == MODEL and name in ("forward", "__call__"):
                         return ("model", fid, 1)
-                    return ("fn", fid, 1)
+                    # a static method called through an instance binds nothing
+                    return ("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1)
                 # not a method: an attribute called (`self.encoder(x)`, `self.act(x)`)
                 return self._classify_value(res(callee), callee, res)
             if base.kind == MODEL and name not in MODULE_METHODS:
@@ -352,13 +353,19 @@ class Project:
         if sym is None:
             return None
         if sym[0] == "fn":
-            return ("fn", sym[1], 0)
+            # `Cls.build(x)`: a class method binds the class
+            return ("fn", sym[1], 1 if self._decorated(sym[1], "classmethod") else 0)
         if sym[0] == "cls":
             init = self.method(sym[1], "__init__")
             return ("fn", init, 1) if init else None
         if sym[0] == "val":
             return self.classify(sym[1], res)
         return None
+
+    def _decorated(self, fid: str, name: str) -> bool:
+        entry = self.functions.get(fid)
+        return entry is not None and entry[1]["cls"] is not None and any(
+            d.rsplit(".", 1)[-1] == name for d in entry[1]["decorators"])
 
     def _build_callers(self) -> None:
         """Who calls each project function with what, from the calls whose callee is clear
@@ -404,12 +411,19 @@ class GlobalEnv(Env):
             return R_UNKNOWN
         f = entry[1]
         ev = f["evidence"].get(name)
+        if ev == TENSOR:
+            # `queries: torch.Tensor` that every caller in the project fills with a Python list
+            # of tensors: the callers say what it holds
+            got = self._from_callers(fid, f, name, every=(SEQ, SEQ_TENSOR))
+            return got if got.kind in (SEQ, SEQ_TENSOR) else r(ev)
         if ev:
             return r(ev)
         got = self._from_callers(fid, f, name)
         return got if got.kind != UNKNOWN else by_name(name)
 
-    def _from_callers(self, fid: str, f: dict, name: str) -> R:
+    def _from_callers(self, fid: str, f: dict, name: str, every: tuple = ()) -> R:
+        """What the project's callers pass for ``name``, joined; with ``every``, unknown unless
+        each of them passes one of those kinds."""
         params = f["params"]
         if name not in params:
             return R_UNKNOWN
@@ -422,7 +436,10 @@ class GlobalEnv(Env):
                 vals.append(args[idx - shift])
         if not vals:
             return R_UNKNOWN
-        return Resolver._join([self.p.resolve(v) for v in vals])
+        got = [self.p.resolve(v) for v in vals]
+        if every and any(g.kind not in every for g in got):
+            return R_UNKNOWN
+        return Resolver._join(got)
 
     def instance(self, cls: str) -> R:
         return R(MODEL, cls) if self.p.is_model_class(cls) else R(INST, cls)

@@ -11,10 +11,10 @@ import re
 from typing import Optional
 
 from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
-                                    TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name)
+                                    TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
     DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
-    SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Param, Val, by_name, r,
+    SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Named, Param, Val, by_name, r,
 )
 
 
@@ -77,7 +77,10 @@ class Resolver:
         if t == "elem":
             return self._elem(self(v.base), v.index)
         if t == "meth":
-            got = self._meth(self(v.base), v.name, v.hint)
+            base = self(v.base)
+            if _tokenizer_call(base, v, self.env):
+                return r(HOST)
+            got = self._meth(base, v.name, v.hint)
             return got if got.kind != UNKNOWN else _loader_by_name(v.name)
         if t == "call":
             base = self(v.base)
@@ -92,6 +95,8 @@ class Resolver:
                 return env.meth(base.ref, "__call__")
             if base.kind == UNKNOWN and isinstance(v.base, Param) and is_model_name(v.base.name):
                 return r(TENSOR)  # `model(x)` with a model nobody in the project passes
+            if base.kind == UNKNOWN and isinstance(v.base, Named) and is_tokenizer_name(v.base.name):
+                return r(HOST)  # `tokenizer(prompt, return_tensors="pt")`: ids on the CPU
             return R_UNKNOWN
         if t == "arith":
             return self._arith([self(p) for p in v.parts], v.op)
@@ -275,6 +280,19 @@ MODEL_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters
                                 "modules", "named_modules", "children", "named_children", "state_dict",
                                 "load_state_dict", "register_buffer", "register_parameter",
                                 "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
+
+
+def _tokenizer_call(base: R, v, env: Env) -> bool:
+    """`self.tokenizer_2(prompt, ...)` or `self.tokenizer.encode(...)` that the project does not
+    define: a text tokenizer's output, host ids (a library pipeline counts as a model, whose
+    unknown methods are taken for outputs)."""
+    if is_tokenizer_name(v.name):
+        if base.kind in (MODEL, INST) and base.ref and (
+                env.has_method(base.ref, v.name) or env.attr(base.ref, v.name).kind in (MODEL, INST, SYM)):
+            return False  # the project's own tokenizer (a VQ model, a method): what it says
+        return base.kind in (MODEL, INST, UNKNOWN)
+    inner = v.base
+    return inner.tag == "attr" and is_tokenizer_name(inner.name) and base.kind == UNKNOWN
 
 
 def _loader_by_name(name: str) -> R:

@@ -14,7 +14,8 @@ import libcst as cst
 class CallSite:
     """A call the walk saw: what is called (a value), where, with what arguments."""
 
-    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index", "guards")
+    __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index", "guards",
+                 "before")
 
     def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
                  deferred: bool, name: str = "") -> None:
@@ -32,6 +33,7 @@ class CallSite:
         # ids of the logging-interval / run-once `if`s of its function it is under (an `if` that
         # turns out to wrap an optimizer step is dropped when the summary is written)
         self.guards: tuple = ()
+        self.before = 0  # how many loops of its function start before it (source order)
 
 
 class Facts:
@@ -106,6 +108,7 @@ class Loop:
         self.facts = Facts()
         self.loader_marks = False  # iterates an MpDeviceLoader/ParallelLoader
         self.iter_value = None  # Val of what it iterates
+        self.collection = False  # a `for` over the items of a collection, not over range(n)
         self.iter_name = ""  # the name it iterates, as written (`optimizers` in `for o in self.optimizers`)
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 12
+VERSION = 13
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -35,7 +35,7 @@ def body_marks(facts, loader_marks: bool = False) -> list:
 def _call(c, wraps_step: set) -> list:
     guarded = any(g not in wraps_step for g in c.guards)
     return [to_json(c.callee), c.loop, [to_json(a) if a is not None else None for a in c.args],
-            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name, guarded]
+            {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name, guarded, c.before]
 
 
 def summarize(an) -> dict:
@@ -49,6 +49,9 @@ def summarize(an) -> dict:
                 "marks": body_marks(lp.facts, lp.loader_marks),
                 "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
                 "iter_name": lp.iter_name,
+                "collection": lp.collection,
+                "carried": bool(lp.carried_vals),
+                "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)

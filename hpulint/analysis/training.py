@@ -7,6 +7,9 @@ import weakref
 from typing import Optional
 
 _CALLERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Linked -> its callers map
+# per-step hooks a trainer runs for evaluation only (Lightning runs them without gradients)
+EVAL_HOOKS = frozenset({"validation_step", "validation_step_end", "test_step", "predict_step", "prediction_step",
+                        "eval_step", "eval_forward"})
 
 
 def reached_by_training(linked, fid: str) -> bool:
@@ -24,6 +27,8 @@ def reached_by_training(linked, fid: str) -> bool:
         if f != fid and not why:
             continue  # a caller that does not run every step
         if why and not why.startswith("called from"):
+            if linked.project.functions[f][1]["name"] in EVAL_HOOKS:
+                continue  # validation_step(): the evaluation the trainer runs, without training
             return True  # forward(), a hook: training runs it too
         direct = callers.get(f, [])
         if not direct and why:

@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import guards
 from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while,
-                                    iterates_marking_loader)
+                                    iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop
@@ -63,7 +63,7 @@ class Flow:
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = guards.fills_once(node, loop, self.function.node)
-        frame.guard = (interval, device)
+        frame.guard = (interval, device, guards.once_counters(node.test, self._counters_here()))
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
             self._branch_of[id(node.orelse)] = ("else", frame)
@@ -104,8 +104,12 @@ class Flow:
         kind, frame = info
         self._push_block(kind)
         if frame is not None:
-            interval, device = frame.guard
-            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device))
+            interval, device, once = frame.guard
+            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once))
+            plain = guards.not_tensor_exprs(frame.node.test, kind == "if-body")
+            self.not_tensors.append((self.function, set(plain)) if plain else None)
+            if plain:
+                self.value_cache.clear()
 
     def _leave_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.pop(id(node), None)
@@ -116,6 +120,8 @@ class Flow:
         if frame is None:
             return
         self.if_branches.pop()
+        if self.not_tensors.pop() is not None:
+            self.value_cache.clear()
         bindings = block.scope.bindings
         end = {name: bindings.get(name, MISSING) for name in block.prior}
         for name, prior in block.prior.items():
@@ -149,6 +155,7 @@ class Flow:
         loop.if_depth = len(self.if_branches)
         loop.counters = counters_of_for(self, node)
         loop.iter_value = self.value(node.iter)
+        loop.collection = iterates_collection(self, node.iter)
         loop.loader_marks = iterates_marking_loader(self, node.iter)
         loop.iterated_params = [p for p in names_in(node.iter) if p in fn.params]
         loop.iter_calls = calls_in(node.iter) if type(node.iter) is not cst.Name else frozenset()

@@ -19,7 +19,7 @@ import libcst as cst
 
 from hpulint.analysis import build
 from hpulint.analysis.names import STEP_MARKERS
-from hpulint.analysis.syntax import dotted, last_name, names_in
+from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
 from hpulint.analysis.values import Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
 from hpulint.analysis.walk_bind import Bindings
@@ -50,6 +50,8 @@ class Walker(Definitions, Flow, Bindings):
         self.blocks: list = []
         self.if_frames: list = []
         self.if_branches: list = []  # guards.Branch of the branches enclosing the current node
+        # per branch above: (function, source texts known not to be tensors there) or None
+        self.not_tensors: list = []
         self._branch_of: dict = {}  # id(node) -> (kind, IfFrame or None)
         self.call_order: dict = {}  # id(Call) -> rank in source order
         self.call_statement: dict = {}  # id(Call) -> statement, for backward/step/marker calls
@@ -109,6 +111,18 @@ class Walker(Definitions, Flow, Bindings):
             if s.cls is not None:
                 return s.cls
         return None
+
+    def known_not_tensor(self, node: cst.BaseExpression) -> bool:
+        """An `isinstance(x, torch.Tensor)` test around the point says ``node`` is not a tensor
+        (see guards.not_tensor_exprs)."""
+        fn = self.function
+        text = None
+        for entry in self.not_tensors:
+            if entry is not None and entry[0] is fn and entry[1]:
+                text = text if text is not None else code(node)
+                if text in entry[1]:
+                    return True
+        return False
 
     def lookup(self, name: str) -> Val:
         for s in reversed(self.scopes):
@@ -221,6 +235,9 @@ class Walker(Definitions, Flow, Bindings):
         fn = self.function
         if name in fn.pcounters and scope is fn:
             del fn.pcounters[name]
+        for entry in self.not_tensors:  # `x = torch.tensor(x)` in the branch: x is one now
+            if entry is not None and entry[0] is fn:
+                entry[1].difference_update([k for k in entry[1] if re.match(rf"{re.escape(name)}\b", k)])
         if self.value_cache:
             self.value_cache.clear()
 

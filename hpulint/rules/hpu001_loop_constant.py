@@ -98,7 +98,7 @@ class LoopIteratorConstant(Rule):
             name = hit[0] if hit else str(key)
 
             def when(key=key, loop=loop, fid=fn.fid, k=site.index):
-                if not loop.is_step_loop or an.device_excluded(here):
+                if not loop.is_step_loop or an.device_excluded(here) or an.runs_once(here):
                     return None
                 for kind, target, shift in an.facts.ask(("call", fid, k)):
                     info = an.facts.ask(("callee", target)) if kind == "fn" and target else None
@@ -320,8 +320,8 @@ class LoopIteratorConstant(Rule):
 
         def when():
             why = an.counter_why(here, origin)
-            if why is None or an.device_excluded(here):
-                return None
+            if why is None or an.device_excluded(here) or an.runs_once(here):
+                return None  # (under `if i == 0:` the pass is one pass: one constant, one graph)
             extra = what()
             return None if extra is None else why + extra
 

@@ -1,0 +1,77 @@
+"""Loops that prepare a run's inputs are not step loops (part of the link step).
+
+A loop is a step loop when one pass is one step; calling a model is the weakest evidence of that,
+and it also describes a loop that only encodes the inputs of a run: the control images, the
+reference images, one prompt per text encoder, before the run's own denoising loop. Such a loop
+runs once per run with as many passes as it is given items, so what its passes record is the same
+on every run: its counters and accumulators are not recompiles per step, and the helpers it calls
+(image preprocessing) do not run every step.
+
+:func:`without_preparation` drops those loops from the step loops the link found in one round:
+a loop over the items of a collection (not `range(n)`), a step loop only because it calls a
+model (no marker, backward, optimizer step or loader), that
+
+- precedes, at the same level of the same function, another step loop, and walks the function's
+  own inputs (`for image in control_image`, a parameter) or carries nothing from one pass to the
+  next (a denoising loop over the scheduler's timesteps carries its latents, and stays a step loop
+  when a chunked decode loop follows it); or
+- is in a function that every project caller calls at its top level, before one of the caller's
+  own top-level step loops (`cond = self.prepare_latents(...)` then the denoising loop).
+"""
+from __future__ import annotations
+
+
+def without_preparation(linked, loops: dict) -> dict:
+    """``loops`` ((fid, index) -> reason) less the preparation loops (see the module docstring)."""
+    p = linked.project
+    callers = None
+    out = dict(loops)
+    for (fid, i), reason in loops.items():
+        if not _model_only(reason):
+            continue
+        f = p.functions[fid][1]
+        info = f["loops"][i]
+        if not info.get("collection"):
+            continue
+        later = [j for j in range(i + 1, len(f["loops"]))
+                 if (fid, j) in loops and f["loops"][j]["parent"] == info["parent"]]
+        if later and (not info.get("carried") or info.get("inputs")):
+            del out[(fid, i)]
+            continue
+        if callers is None:
+            callers = _callers_of(linked)
+        if _called_before_steps(p, callers.get(fid), loops):
+            del out[(fid, i)]
+    return out
+
+
+def _model_only(reason: str) -> bool:
+    """A step loop only because it calls a model (no marker, backward, optimizer or loader)."""
+    return reason == "calls a model" or (reason.startswith("calls ") and reason.endswith(", which calls a model"))
+
+
+def _called_before_steps(p, sites, loops: dict) -> bool:
+    """Every one of ``sites`` (caller, call index) is at the top level of its function, before a
+    top-level step loop of that function (and there is at least one site)."""
+    if not sites:
+        return False
+    for g, k in sites:
+        f = p.functions[g][1]
+        call = f["calls"][k]
+        before = call[8] if len(call) > 8 else None
+        if call[1] != -1 or before is None:
+            return False
+        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in range(before, len(f["loops"]))):
+            return False
+    return True
+
+
+def _callers_of(linked) -> dict:
+    """fid -> [(caller fid, call index)] for every classified call of the project."""
+    out: dict = {}
+    for g, by_call in linked.call_targets.items():
+        for k, targets in enumerate(by_call):
+            for t in targets:
+                if t is not None and t[1] is not None:
+                    out.setdefault(t[1], []).append((g, k))
+    return out
