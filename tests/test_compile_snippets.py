@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from hpulint.lazy.replay import replay  # noqa: E402
+from hpulint.lazy.replay import replay, run  # noqa: E402
 from hpulint.lazy.dynamo_logs import first_sourced  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,15 @@ def test_truth_covers_every_snippet():
 
 @pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
 def test_verify_counts_what_dynamo_reports(row, capsys):
-    result = replay(str(HERE / row["file"]), profile="compile")
+    script = HERE / row["file"]
+    if "compiler.disable" in script.read_text():
+        # in a child process, as `hpulint verify` runs every script: after a function disabled
+        # with torch.compiler.disable has run, Dynamo in the same process fails to build a
+        # guard on a later script's module global (c134, then c141: "module '__main__' has no
+        # attribute 'os'")
+        result = run(str(script), profile="compile", timeout=600)
+    else:
+        result = replay(str(script), profile="compile")
     capsys.readouterr()
     assert result["status"] == "ok", result["error"]
     keys = ("compiles", "graph_breaks", "recompiles", "fallbacks")
