@@ -75,7 +75,11 @@ class Diffusion(pl.LightningModule):
         images = self.decode(self.sample(batch["cond"]))
         for name, image in zip(batch["names"], images):
             image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
-            Image.fromarray(image.astype(np.uint8)).save(f"{{name}}.png")
+            img = Image.fromarray(image.astype(np.uint8))
+            img.save(f"{{name}}.png")
+        for prompt, image in zip(batch["prompts"], images):
+            img = self.to_pil(image)
+            self.scores.append(self.clip.score(prompt, img))
         return images.mean()
 """
 
@@ -442,6 +446,18 @@ CASES = {
             return x
         """,
         ["HPU001@12"],
+    ),
+    "a copy still read after a branch that may rebind its name is reported": (
+        """
+        def render(model, loader, kept):
+            for i, z in enumerate(loader):
+                img = model(z).cpu().numpy()
+                np.save(f"{i}.npy", img)
+                if i > 100:
+                    img = None
+                kept.append(img)
+        """,
+        ["HPU005@10"],
     ),
 }
 
