@@ -459,6 +459,23 @@ CASES = {
         """,
         ["HPU005@10"],
     ),
+    "a caller that passes reversed() of a tensor passes a tensor": (
+        """
+        class Inverter:
+            def sample(self, model, latents, steps: torch.Tensor, reference: torch.Tensor = None):
+                for i, t in enumerate(steps):
+                    if reference is not None:
+                        ref = reference[i]
+                        latents = latents + ref
+                    latents = model(latents, t)
+                return latents
+
+            def __call__(self, model, latents, steps: torch.Tensor):
+                inverse = self.sample(model, latents, steps)
+                return self.sample(model, latents, steps, reference=reversed(inverse))
+        """,
+        ["HPU001@12"],
+    ),
 }
 
 
