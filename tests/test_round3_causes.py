@@ -84,6 +84,30 @@ class Diffusion(pl.LightningModule):
 """
 
 
+PROC = """
+class Processor:
+    @staticmethod
+    def to_numpy(images):
+        return np.stack([np.array(i) for i in images])
+
+    def preprocess(self, image):
+        if not isinstance(image, list):
+            image = [image]
+        if isinstance(image[0], {kind}):
+            if self.crop:
+                image = [i for i in image]
+            image = self.to_numpy(image)
+        return image
+
+def sample(model, x, n: int):
+    proc = Processor()
+    for _ in range(n):
+        x = model(x)
+        proc.preprocess(x)
+        htcore.mark_step()
+"""
+
+
 CASES = {
     # --- a branch that runs on one pass of the step loop (Megatron's prefill) ---------------
     "a slice under `counter == 0` runs on the first decoding pass only; the else branch every pass": (
@@ -475,6 +499,14 @@ CASES = {
                 return self.sample(model, latents, steps, reference=reversed(inverse))
         """,
         ["HPU001@12"],
+    ),
+    "a list of PIL images (isinstance of its first item) is host data": (
+        PROC.format(kind="Image.Image"),
+        [],
+    ),
+    "the same helper given a list of tensors is reported": (
+        PROC.format(kind="torch.Tensor"),
+        ["HPU005@11"],
     ),
 }
 
