@@ -75,8 +75,36 @@ class Diffusion(pl.LightningModule):
         images = self.decode(self.sample(batch["cond"]))
         for name, image in zip(batch["names"], images):
             image = 255. * rearrange(image.cpu().numpy(), "c h w -> h w c")
-            Image.fromarray(image.astype(np.uint8)).save(f"{{name}}.png")
+            img = Image.fromarray(image.astype(np.uint8))
+            img.save(f"{{name}}.png")
+        for prompt, image in zip(batch["prompts"], images):
+            img = self.to_pil(image)
+            self.scores.append(self.clip.score(prompt, img))
         return images.mean()
+"""
+
+
+PROC = """
+class Processor:
+    @staticmethod
+    def to_numpy(images):
+        return np.stack([np.array(i) for i in images])
+
+    def preprocess(self, image):
+        if not isinstance(image, list):
+            image = [image]
+        if isinstance(image[0], {kind}):
+            if self.crop:
+                image = [i for i in image]
+            image = self.to_numpy(image)
+        return image
+
+def sample(model, x, n: int):
+    proc = Processor()
+    for _ in range(n):
+        x = model(x)
+        proc.preprocess(x)
+        htcore.mark_step()
 """
 
 
@@ -442,6 +470,43 @@ CASES = {
             return x
         """,
         ["HPU001@12"],
+    ),
+    "a copy still read after a branch that may rebind its name is reported": (
+        """
+        def render(model, loader, kept):
+            for i, z in enumerate(loader):
+                img = model(z).cpu().numpy()
+                np.save(f"{i}.npy", img)
+                if i > 100:
+                    img = None
+                kept.append(img)
+        """,
+        ["HPU005@10"],
+    ),
+    "a caller that passes reversed() of a tensor passes a tensor": (
+        """
+        class Inverter:
+            def sample(self, model, latents, steps: torch.Tensor, reference: torch.Tensor = None):
+                for i, t in enumerate(steps):
+                    if reference is not None:
+                        ref = reference[i]
+                        latents = latents + ref
+                    latents = model(latents, t)
+                return latents
+
+            def __call__(self, model, latents, steps: torch.Tensor):
+                inverse = self.sample(model, latents, steps)
+                return self.sample(model, latents, steps, reference=reversed(inverse))
+        """,
+        ["HPU001@12"],
+    ),
+    "a list of PIL images (isinstance of its first item) is host data": (
+        PROC.format(kind="Image.Image"),
+        [],
+    ),
+    "the same helper given a list of tensors is reported": (
+        PROC.format(kind="torch.Tensor"),
+        ["HPU005@11"],
     ),
 }
 

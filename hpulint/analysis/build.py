@@ -225,7 +225,7 @@ def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
         if len(args) == 1:
             return V_UNKNOWN if name != "sum" else Arith((Elem(value(an, args[0].value)),), "arith")
         return join(tuple(value(an, a.value) for a in args))
-    if name in ("iter",):
+    if name in ("iter", "reversed"):  # (`reversed(t)` of a tensor is a flipped tensor)
         return value(an, args[0].value) if args else V_UNKNOWN
     if name == "next":
         return Elem(value(an, args[0].value)) if args else V_UNKNOWN

@@ -103,12 +103,16 @@ def once_counters(test: cst.BaseExpression, counters) -> frozenset:
 
 
 _TENSOR_TYPES = re.compile(r"^(?:torch\.)?(?:Tensor|\w+Tensor|nn\.Parameter|Parameter)$")
+# types that are certainly not tensors: `isinstance(image[0], PIL.Image.Image)` holds for host data
+_HOST_TYPES = re.compile(r"^(?:list|tuple|dict|set|frozenset|str|int|float|bool|bytes|complex|"
+                         r"(?:np|numpy)\.(?:ndarray|generic|number)|(?:PIL\.)?Image\.Image)$")
 
 
 def not_tensor_exprs(test: cst.BaseExpression, in_body: bool) -> frozenset:
     """The expressions (as source text) a branch of ``test`` knows are not tensors: the `else` of
     `isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`), the body of `not isinstance(...)`,
-    also as one part of an `and` (`reuse_cache and not isinstance(past[0], torch.Tensor)`)."""
+    also as one part of an `and` (`reuse_cache and not isinstance(past[0], torch.Tensor)`); the
+    body of `isinstance(x, (list, np.ndarray, PIL.Image.Image...))`; with ``x`` for an ``x[0]``."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return not_tensor_exprs(test.expression, not in_body)
     if type(test) is cst.BooleanOperation:
@@ -117,18 +121,29 @@ def not_tensor_exprs(test: cst.BaseExpression, in_body: bool) -> frozenset:
         if type(test.operator) is cst.Or and not in_body:  # every part fails in the else
             return not_tensor_exprs(test.left, False) | not_tensor_exprs(test.right, False)
         return frozenset()
-    if in_body or type(test) is not cst.Call or not test.args:
+    if type(test) is not cst.Call or not test.args:
         return frozenset()
     name = last_name(test.func)
     if name == "is_tensor" and len(test.args) == 1:
-        return frozenset({code(test.args[0].value)})
+        return _with_container(test.args[0].value) if not in_body else frozenset()
     if name != "isinstance" or len(test.args) != 2:
         return frozenset()
     kinds = test.args[1].value
-    types = [el.value for el in kinds.elements] if type(kinds) is cst.Tuple else [kinds]
-    if any(_TENSOR_TYPES.match(code(t)) for t in types):
-        return frozenset({code(test.args[0].value)})
+    types = [code(el.value) for el in kinds.elements] if type(kinds) is cst.Tuple else [code(kinds)]
+    if not in_body and any(_TENSOR_TYPES.match(t) for t in types):
+        return _with_container(test.args[0].value)
+    if in_body and types and all(_HOST_TYPES.match(t) for t in types):
+        return _with_container(test.args[0].value)  # `isinstance(image[0], PIL.Image.Image)`
     return frozenset()
+
+
+def _with_container(node: cst.BaseExpression) -> frozenset:
+    """``x[0]`` and ``x``: what holds an item that is not a tensor is not a tensor either (a
+    tensor's items are tensors)."""
+    out = {code(node)}
+    if type(node) is cst.Subscript and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+        out.add(code(node.value))
+    return frozenset(out)
 
 
 def _has_modulo(node: cst.CSTNode) -> bool:

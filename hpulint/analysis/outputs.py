@@ -139,13 +139,38 @@ class _Flow:
         when there is none)."""
         # after the whole statement: `x = 255. * rearrange(x.cpu().numpy(), ...)` reads the old x
         start = max((self.order.get(id(n), -1) for n in _preorder(after)), default=-1)
-        uses = [n for n in _preorder(self.container)
-                if type(n) is cst.Name and n.value in names and self.order.get(id(n), -1) > start
-                and not self._is_store(n)]
+        later = [n for n in _preorder(self.container)
+                 if type(n) is cst.Name and n.value in names and self.order.get(id(n), -1) > start]
+        stores = [n for n in later if self._is_store(n)]
+        uses = [n for n in later if not self._is_store(n) and not self._rebound_before(n, stores)]
         if not uses:
             return None
         kinds = {self.value_use(n, depth) for n in uses}
         return "output" if kinds == {"output"} else None
+
+    def _rebound_before(self, use: cst.Name, stores: list) -> bool:
+        """A store of the same name earlier in a block that holds ``use`` (straight-line code
+        before it: `img = to_pil(x)` then `score(img)` reads the new value, not the copy)."""
+        at = self.order.get(id(use), -1)
+        ancestors = set()
+        cur = self.parents.get(id(use))
+        while cur is not None:
+            ancestors.add(id(cur))
+            cur = self.parents.get(id(cur))
+        for s in stores:
+            if s.value != use.value or self.order.get(id(s), -1) >= at:
+                continue
+            stmt = s
+            while stmt is not None and type(stmt) not in (cst.SimpleStatementLine, cst.For):
+                stmt = self.parents.get(id(stmt))
+            if type(stmt) is cst.For:  # `for prompt, img in ...`: the target holds in the body
+                if id(stmt.body) in ancestors:
+                    return True
+                continue
+            block = self.parents.get(id(stmt)) if stmt is not None else None
+            if block is not None and id(block) in ancestors and id(stmt) not in ancestors:
+                return True
+        return False
 
     def _is_store(self, name: cst.Name) -> bool:
         """A name being assigned (`a, b = ...`, `for a in ...`), not read."""

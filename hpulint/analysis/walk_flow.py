@@ -140,7 +140,7 @@ class Flow:
             parts = [frame.body_end.get(name, before), frame.else_end.get(name, before) if frame.has_else else before]
             parts = [p for p in parts if p is not MISSING]
             if parts:
-                self._bind(name, join(parts))
+                self._bind(name, join(parts), merged=True)
         if block is not None:  # certainly assigned only when both branches assign it
             block.defs = defs_before | (frame.body_defs & frame.else_defs if frame.has_else else set())
 

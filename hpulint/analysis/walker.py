@@ -25,7 +25,7 @@ from hpulint.analysis.values import Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
 from hpulint.analysis.walk_bind import Bindings
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
-from hpulint.analysis.walker_base import COMPILE_BACKENDS, MISSING
+from hpulint.analysis.walker_base import COMPILE_BACKENDS, MISSING, _maybe_tensor
 
 _LAZY_MODE_SET = re.compile(r"PT_HPU_LAZY_MODE['\"]\s*(?:\]\s*=|,|:)\s*['\"]?([01])\b")
 
@@ -224,7 +224,7 @@ class Walker(Definitions, Flow, Bindings):
 
     # --- bindings and blocks ---------------------------------------------------------------
 
-    def _bind(self, name: str, val: Val) -> None:
+    def _bind(self, name: str, val: Val, merged: bool = False) -> None:
         scope = self.scope if self.scope.kind == "class" else self.function
         block = self.blocks[-1] if self.blocks else None
         if block is not None and block.scope is scope:
@@ -235,8 +235,10 @@ class Walker(Definitions, Flow, Bindings):
         fn = self.function
         if name in fn.pcounters and scope is fn:
             del fn.pcounters[name]
-        for entry in self.not_tensors:  # `x = torch.tensor(x)` in the branch: x is one now
-            if entry is not None and entry[0] is fn:
+        # `x = torch.tensor(x)` in the branch: x is one now (a merge of an inner `if` only brings
+        # back what was bound before it or in it, already accounted for)
+        for entry in self.not_tensors if not merged else ():
+            if entry is not None and entry[0] is fn and _maybe_tensor(val):
                 entry[1].difference_update([k for k in entry[1] if re.match(rf"{re.escape(name)}\b", k)])
         if self.value_cache:
             self.value_cache.clear()
