@@ -1,6 +1,6 @@
-"""The pre-commit hook, for real: `pre-commit try-repo` against this checkout in a throwaway repo.
+"""The pre-commit hooks, for real: `pre-commit run` in a throwaway repo whose config names this checkout.
 
-It installs hpulint from this checkout into pre-commit's own environment, so it needs the
+It installs hpulint from this checkout into pre-commit's own environment (once per run), so it needs the
 package registry: marked `network` (deselect with -m "not network" offline).
 """
 from __future__ import annotations
@@ -19,24 +19,56 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def env(tmp_path_factory):
+    """git and pre-commit, a snapshot of this checkout as a hook repository pinned at one commit
+    (what a user's `.pre-commit-config.yaml` names), and one pre-commit home shared by every test
+    and every xdist worker: pre-commit installs the hook environment once and reuses it, as it
+    does for a user (`try-repo` would reinstall it on every call)."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     try:
         import pre_commit  # noqa: F401
+        from filelock import FileLock  # pre-commit's own dependency (through virtualenv)
     except ImportError:
         pytest.skip("pre-commit is not installed")
-    home = tmp_path_factory.mktemp("pre-commit-home")
-    e = dict(os.environ, PRE_COMMIT_HOME=str(home), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-             GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, common to the workers
+    e = dict(os.environ, PRE_COMMIT_HOME=str(shared / "pre-commit-home"), GIT_AUTHOR_NAME="t",
+             GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    source = shared / "hpulint-hook-repo"
+    with FileLock(str(shared / "hpulint-hook-repo.lock")):
+        if not (source / ".git").is_dir():
+            _snapshot(source, e)
+    e["HPULINT_HOOK_REPO"] = str(source)
+    e["HPULINT_HOOK_REV"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source, env=e, check=True,
+                                           capture_output=True, text=True).stdout.strip()
     return e
 
 
+def _snapshot(dest: Path, env: dict) -> None:
+    """This checkout as it is on disk (uncommitted edits included, ignored files left out),
+    committed in a repository of its own."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "snapshot"]):
+        subprocess.run(cmd, cwd=dest, check=True, env=env)
+
+
 def try_repo(repo: Path, env: dict, hook: str = "hpulint") -> subprocess.CompletedProcess:
+    """`pre-commit run HOOK --all-files` in ``repo``, whose config uses this checkout's hooks."""
+    (repo / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {env['HPULINT_HOOK_REPO']}\n  rev: {env['HPULINT_HOOK_REV']}\n"
+        "  hooks:\n  - id: hpulint\n  - id: hpulint-fix\n")
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--all-files", "--verbose"],
+        [sys.executable, "-m", "pre_commit", "run", hook, "--all-files", "--verbose"],
         cwd=repo, env=env, capture_output=True, text=True, timeout=600,
     )
 
