@@ -16,6 +16,7 @@ that have something to report.
 """
 from __future__ import annotations
 
+import ast
 import tokenize
 from dataclasses import dataclass, field
 from io import BytesIO
@@ -191,6 +192,20 @@ def parse_module(source: str) -> cst.Module:
         node_type.__post_init__ = checked
 
 
+def syntax_error(path: str, source: str, exc: cst.ParserSyntaxError) -> FileError:
+    """The error for a file libcst cannot parse, at the place Python itself names when it agrees
+    that the file is invalid: libcst's tokenizer errors all say line 1, and an unclosed bracket is
+    reported where the file ends."""
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as py:
+        if py.lineno:
+            return FileError(path, f"syntax error: {py.msg}", py.lineno, max(py.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError):
+        pass  # (null bytes, too deep): libcst's own words
+    return FileError(path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column)
+
+
 def analyse_source(source: str, path: str, config: Config, module_name: Optional[str] = None,
                    lint: bool = True, is_package: bool = False, script: bool = True,
                    index: bool = False) -> FileState:
@@ -203,7 +218,7 @@ def analyse_source(source: str, path: str, config: Config, module_name: Optional
     try:
         tree = parse_module(source)
     except cst.ParserSyntaxError as exc:
-        state.errors.append(FileError(path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column))
+        state.errors.append(syntax_error(path, source, exc))
         return state
     except RecursionError:
         state.errors.append(FileError(path, "too deeply nested for the parser"))

@@ -139,6 +139,18 @@ def test_suppressions(proj, capsys, monkeypatch):
     assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == ["e.py", "g.py"]
 
 
+def test_a_syntax_error_is_reported_where_python_reports_it(proj, capsys, monkeypatch):
+    # libcst's tokenizer errors all say line 1, and an unclosed bracket is found at the end
+    (proj / "cont.py").write_text("import torch\n\n\nx = 1 \\ 2\n")
+    (proj / "open.py").write_text("import torch\nfor x in range(3):\n    y = (x\n\n")
+    code, out, err = run(["cont.py", "open.py"], proj, capsys, monkeypatch)
+    assert code == 2
+    assert err.splitlines() == [
+        "cont.py:4:8: error: syntax error: unexpected character after line continuation character",
+        "open.py:3:9: error: syntax error: '(' was never closed",
+    ]
+
+
 def test_bad_files_are_reported_and_the_run_goes_on(proj, capsys, monkeypatch):
     (proj / "broken.py").write_text("import torch\nfor x in range(3):\n    y = (x\n")
     (proj / "latin.py").write_bytes(b"x = 1\ns = '\xe9t\xe9'\nfor i in range(3): pass\n")
