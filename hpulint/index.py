@@ -150,4 +150,5 @@ def imported_modules(info: FileInfo) -> set:
                 out.add(".".join(parts[:k]))
                 for j in range(len(package), 0, -1):  # a script's sibling, a src/ layout
                     out.add(".".join(package[:j] + parts[:k]))
+                out.add(".".join(["src", *parts[:k]]))  # a package under src/ (see Project._absolute)
     return out

@@ -247,6 +247,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_LOADER
     if qn in MARKING_LOADERS:
         return V_MLOADER
+    if qn == "itertools.islice":  # `islice(loader, num_steps)`: the first batches of the loader
+        return value(an, call.args[0].value) if call.args else V_UNKNOWN
     if qn.startswith(OPTIMIZER_MODULES) and qn.rsplit(".", 1)[-1][:1].isupper() \
             and "lr_scheduler" not in qn and "Scheduler" not in qn:
         return V_OPTIMIZER

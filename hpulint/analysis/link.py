@@ -74,6 +74,9 @@ class Linked:
         self.counter_params: dict = {}  # fid -> {param: reason}
         self.targets: dict = {}  # fid -> (target, evidence)
         self.compiled: dict = {}  # fid -> reason
+        # fid -> the modules whose `torch.compile(instance)` compiled it (none: a decorator, so
+        # every call of it is compiled)
+        self.compiled_in: dict = {}
         self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
         self._classify_sites()
         self._steps_and_models()
@@ -216,6 +219,10 @@ class Linked:
             return None  # passes inside one step: unrolled into the same graph
         if marks:
             return marks[0]
+        if any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) if j != index):
+            # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
+            # a step before saving does not make the epoch one step
+            return None
         own = self._own(fid, index)
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
             return "iterates a data loader"  # one batch a pass: whatever its callees do inside
@@ -400,7 +407,10 @@ class Linked:
                 for fid in fids:
                     if fid not in self.compiled:
                         self.compiled[fid] = f"compiled with {how}"
+                        self.compiled_in[fid] = set()
                         todo.append(fid)
+                    if fid in self.compiled_in:  # (not when a decorator compiles it everywhere)
+                        self.compiled_in[fid].add(mod)
         while todo:
             fid = todo.pop()
             for _, cls, *_ in self.sites[fid]:
@@ -408,6 +418,8 @@ class Linked:
                 if cls is not None and cls[1] is not None and cls[1] not in self.compiled \
                         and not p.disabled(cls[1]):
                     self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
+                    if fid in self.compiled_in:
+                        self.compiled_in[cls[1]] = self.compiled_in[fid]
                     todo.append(cls[1])
 
     def _lazy_module(self, mod: str) -> bool:
@@ -444,8 +456,11 @@ class Linked:
             elif "compile" in ev:
                 why = f"{path} {ev['compile']} and never marks a lazy step"
             else:
+                # a module's forward compiled by `torch.compile(model)` in another script is
+                # not compiled here: only that script calls the compiled wrapper
                 callee = next((cls[1] for _, cls, *_ in self.sites[fid]
-                               if cls is not None and cls[1] in self.compiled), None)
+                               if cls is not None and cls[1] in self.compiled
+                               and mod in self.compiled_in.get(cls[1], (mod,))), None)
                 if callee is not None:
                     why = f"it calls the compiled {self.where(callee)}"
             if why:

@@ -19,7 +19,7 @@ from hpulint.analysis.values import Attr, Elem, V_MLOADER, V_OPTIMIZER, V_SCALAR
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
 _WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
-                       "tqdm.std.tqdm", "sorted"})
+                       "tqdm.std.tqdm", "sorted", "itertools.islice"})
 _LIBRARY_PREFIXES = ("torch.", "numpy.", "math.", "os.", "sys.", "logging.", "re.", "json.", "time.",
                      "random.", "collections.", "itertools.", "functools.", "typing.", "dataclasses.",
                      "pathlib.", "argparse.", "copy.", "warnings.", "shutil.", "subprocess.", "pickle.",

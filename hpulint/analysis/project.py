@@ -88,6 +88,9 @@ class Project:
             here = here[:-1]
         ancestors = [here[:k] for k in range(len(here), 0, -1)]
         bases = ancestors + [[]] if ctx is not None and ctx.get("script") else [[]] + ancestors
+        # a src layout (`src/diffusers/`, no `src/__init__.py`): `import diffusers` in a script
+        # or test beside it names the package under src/, as an installed checkout would
+        bases.append(["src"])
         for base in bases:
             for k in range(len(parts), 0, -1):
                 mod = ".".join(base + parts[:k])
@@ -370,12 +373,30 @@ class Project:
     def _build_callers(self) -> None:
         """Who calls each project function with what, from the calls whose callee is clear
         without knowing any parameter (a first, syntactic pass)."""
+        subclasses = None
         for fid in self.functions:
             for _, callee, args, kwargs, *_ in self.calls(fid):
                 c = self.classify(callee, self.shallow)
                 if c is None or c[1] is None:
                     continue
                 self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))
+                if c[0] == "fn" and c[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
+                    # `self.train_loop_fn(loader, epoch)` in a base class calls a subclass's
+                    # override too (in another file: the AMP variant of a training script)
+                    if subclasses is None:
+                        subclasses = self._subclasses()
+                    for sub in subclasses.get(callee.base.cls, ()):
+                        other = self.method(sub, callee.name)
+                        if other is not None and other != c[1]:
+                            self.callers.setdefault(other, []).append((args, kwargs, 1))
+
+    def _subclasses(self) -> dict:
+        """cid -> the project classes that derive from it, through any chain."""
+        out: dict = {}
+        for cid in self.classes:
+            for base in self.mro(cid)[1:]:
+                out.setdefault(base, []).append(cid)
+        return out
 
 
 class GlobalEnv(Env):
