@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from hpulint.lazy.replay import replay, run  # noqa: E402
+from hpulint.lazy.replay import replay  # noqa: E402
 from hpulint.lazy.dynamo_logs import first_sourced  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -18,7 +18,6 @@ pytestmark = pytest.mark.slow
 HERE = Path(__file__).resolve().parent / "data" / "compile_snippets"
 TRUTH = json.loads((HERE / "truth.json").read_text())
 ROWS = TRUTH["snippets"]
-ISOLATED = {"c141_env_nan_guard.py"}  # guards a module global of __main__: see below
 
 
 def test_truth_covers_every_snippet():
@@ -30,14 +29,7 @@ def test_truth_covers_every_snippet():
 @pytest.mark.parametrize("row", ROWS, ids=[r["file"] for r in ROWS])
 def test_verify_counts_what_dynamo_reports(row, capsys):
     script = HERE / row["file"]
-    if "compiler.disable" in script.read_text() or row["file"] in ISOLATED:
-        # in a child process, as `hpulint verify` runs every script: after some scripts (one
-        # that calls a torch.compiler.disable'd function, c134, and others not pinned down),
-        # Dynamo in the same process fails to build a guard on a later script's module global
-        # (c141: "module '__main__' has no attribute 'os'")
-        result = run(str(script), profile="compile", timeout=600)
-    else:
-        result = replay(str(script), profile="compile")
+    result = replay(str(script), profile="compile")
     capsys.readouterr()
     assert result["status"] == "ok", result["error"]
     keys = ("compiles", "graph_breaks", "recompiles", "fallbacks")

@@ -189,3 +189,30 @@ def test_guards_of_a_compiled_partial_name_the_wrapped_function_line(tmp_path, c
     assert "guard failed: fn.keywords['scale'] == 0 (line 9)\n" in out
     assert "fn.keywords['tag'] == 'step-004' (losses.py:2)\n" in out
     assert "last guard failure: fn.keywords['tag'] == 'step-005' (losses.py:2);" in out
+
+
+def test_scripts_replayed_one_after_another_in_one_process_guard_their_own_globals(tmp_path):
+    """Dynamo caches the module its guards import as `__main__` (a torch module's compiled forward
+    calls the script's layer, whose globals it reaches through that import): the second script's
+    guards on its own module-level class must not be looked up in the first script's module."""
+    from hpulint.lazy.replay import replay
+
+    for name in ("First", "Second"):
+        script = tmp_path / f"{name.lower()}.py"
+        script.write_text(
+            "import torch\n"
+            f"class {name}(torch.autograd.Function):\n"
+            "    @staticmethod\n"
+            "    def forward(ctx, x):\n"
+            "        return x.sign()\n"
+            "    @staticmethod\n"
+            "    def backward(ctx, g):\n"
+            "        return g\n"
+            "class Layer(torch.nn.Module):\n"
+            "    def forward(self, x):\n"
+            f"        return {name}.apply(x) * 2\n"
+            "step = torch.compile(torch.nn.Sequential(Layer()))\n"
+            "for _ in range(3):\n"
+            "    step(torch.randn(4))\n")
+        result = replay(str(script), profile="compile")
+        assert (result["status"], result["compiles"], result["graph_breaks"]) == ("ok", 1, 0), result["error"]

@@ -254,6 +254,7 @@ class DynamoRecorder:
             self._saved["config"] = torch._dynamo.config.save_config()
         self._saved["stance"] = eval_frame._set_stance(eval_frame.DynamoStance())
         torch._dynamo.reset()
+        _forget_imported_main()
         utils.counters.clear()
         self._logs = _Logs(_Capture(self)).__enter__()
         self._saved["compile"] = torch.compile
@@ -474,3 +475,23 @@ class CompileDevice:
 
     def summary(self) -> dict:
         return self._recorder.summary()
+
+
+def _forget_imported_main() -> None:
+    """Dynamo caches the modules its guards import by name (``_import_module``, a functools
+    cache that ``torch._dynamo.reset()`` keeps): after one script ran as ``__main__`` in this
+    process, a later script's guards on its own module globals would look them up in the first
+    script's module ("module '__main__' has no attribute ..."). Forget that cache per run."""
+    from torch._dynamo import symbolic_convert
+
+    clear = getattr(getattr(symbolic_convert, "_import_module", None), "cache_clear", None)
+    if clear is None:
+        return
+    clear()
+    # the alias Dynamo stored in the globals of every module it traced (torch's own too) names
+    # the old module: it must go with the cache, or the next trace finds two values for it
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if isinstance(namespace, dict) and "__import___main__" in namespace:
+            del namespace["__import___main__"]
+
