@@ -17,7 +17,7 @@ from hpulint.analysis.names import (
 from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, string_value
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -184,6 +184,10 @@ def call_value(an, call: cst.Call) -> Val:
         return Arith(tuple(value(an, a.value) for a in call.args if a.keyword is None), "torch")
     fv = value(an, func)
     if isinstance(fv, Sym):
+        args = call.args
+        if args and len(args) <= 6 and not any(a.star for a in args):
+            return RetOf(fv.ref, tuple((a.keyword.value if a.keyword is not None else k, value(an, a.value))
+                                       for k, a in enumerate(args)))
         return Ret(fv.ref)
     if isinstance(fv, Attr):
         wrapped = _wrapped_arguments(an, func, call)

@@ -7,6 +7,8 @@ same answers (whatever changed elsewhere in the project), without parsing the fi
 """
 from __future__ import annotations
 
+import json
+
 from hpulint.analysis.resolve import Env
 from hpulint.analysis.values import R
 
@@ -47,6 +49,13 @@ def answer_for(linked, key: tuple):
         return r_to_data(p.env.ret(p.absolute(key[2], key[1])))
     if kind == "param":
         return r_to_data(p.resolve(_param(key[1], key[2])))
+    if kind == "returns-params":
+        s = p.symbol(p.absolute(key[2], key[1]))
+        return bool(s is not None and s[0] == "fn" and p.returns_params(s[1]))
+    if kind == "retof":
+        s = p.symbol(p.absolute(key[2], key[1]))
+        args = tuple((k, r_from_data(d)) for k, d in json.loads(key[3]))
+        return r_to_data(p.ret_with(s[1], args))
     if kind == "inst":
         return r_to_data(p.env.instance(key[1]))
     if kind == "attr":
@@ -114,6 +123,12 @@ class FileEnv(Env):
 
     def param(self, fid: str, name: str) -> R:
         return self._q(("param", fid, name))
+
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        if not self.facts.ask(("returns-params", self.facts.module, ref)):
+            return self.ret(ref)
+        data = json.dumps([[k, r_to_data(resolve(a))] for k, a in args])
+        return self._q(("retof", self.facts.module, ref, data))
 
     def instance(self, cls: str) -> R:
         return self._q(("inst", cls))

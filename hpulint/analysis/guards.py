@@ -57,7 +57,12 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         op = test.comparisons[0].operator
         sides = (test.left, test.comparisons[0].comparator)
         if type(op) is cst.Equal:
-            return any(_has_modulo(x) for x in sides) or bool(counters & set(names_in(test)))
+            if any(_has_modulo(x) for x in sides) or counters & set(names_in(test)):
+                return True
+            # `global_step == args.max_train_steps`, `step == args.warmup`: one step, with a step
+            # counter kept by hand (`global_step += 1`)
+            return any(type(a) is cst.Name and _STEP_NAME.match(a.value) and a.value not in names_in(b)
+                       for a, b in (sides, sides[::-1]))
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)
             limit = last_name(sides[1]) or ""
@@ -78,6 +83,27 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
     if type(test) is cst.Call:
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
+    return False
+
+
+_EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
+
+
+def ends_the_run(body: cst.BaseSuite) -> bool:
+    """Does the block end by stopping the program or raising (`print(...); sys.exit(1)`)? Then it
+    runs at most once: what it reads is read on the failing step only."""
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    if not stmts or type(stmts[-1]) not in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
+        return False
+    last = stmts[-1].body[-1] if stmts[-1].body else None
+    if type(last) is cst.Raise:
+        return True
+    if type(last) is cst.Expr and type(last.value) is cst.Call:
+        func = last.value.func
+        name = func.value if type(func) is cst.Name else (
+            f"{func.value.value}.{func.attr.value}" if type(func) is cst.Attribute and type(func.value) is cst.Name
+            else "")
+        return name in _EXITS
     return False
 
 

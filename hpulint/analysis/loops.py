@@ -42,6 +42,14 @@ def counters_of_for(an, node: cst.For) -> set:
 
 
 def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
+    if type(it) is cst.Name or (type(it) is cst.Call and int_seq_arity(an, it)):
+        arity = an.function.int_seqs.get(it.value, 0) if type(it) is cst.Name else int_seq_arity(an, it)
+        if arity == 1 and type(target) is cst.Name:
+            return [target.value]
+        if arity > 1 and type(target) in (cst.Tuple, cst.List) and len(target.elements) == arity:
+            return [e.value.value for e in target.elements if type(e.value) is cst.Name]
+        if type(it) is cst.Name:
+            return []
     if type(it) is not cst.Call:
         return []
     qn = an.qualname(it.func) or ""
@@ -58,6 +66,41 @@ def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
             out.extend(_counters(an, el.value, arg.value))
         return out
     return []
+
+
+_INT_ARRAYS = frozenset({"numpy.arange", "range"})
+
+
+def int_seq_arity(an, node: cst.BaseExpression) -> int:
+    """A host sequence of Python ints (or of tuples of them), as code builds a sampler's schedule:
+    ``t.int().tolist()``, ``list(reversed(times))``, ``list(zip(times[:-1], times[1:]))``,
+    ``np.arange(n)``: 1 for ints, the tuple size for tuples, 0 if it is not one."""
+    tp = type(node)
+    if tp is cst.Name:
+        return an.function.int_seqs.get(node.value, 0)
+    if tp is cst.IfExp:  # tqdm(reversed(range(n))) if verbose else reversed(range(n))
+        body = int_seq_arity(an, node.body)
+        return body if body == int_seq_arity(an, node.orelse) else 0
+    if tp is cst.Subscript:  # times[:-1]
+        if all(type(e.slice) is cst.Slice for e in node.slice):
+            return int_seq_arity(an, node.value)
+        return 0
+    if tp is not cst.Call:
+        return 0
+    func = node.func
+    if type(func) is cst.Attribute and func.attr.value == "tolist" and not node.args:
+        return 1
+    if type(func) is cst.Attribute and func.attr.value == "astype" and type(func.value) is cst.Call:
+        return int_seq_arity(an, func.value)
+    qn = an.qualname(func) or ""
+    if qn in _INT_ARRAYS or qn in _RANGE_LIKE:
+        return 1
+    if (qn in ("list", "reversed", "sorted", "tuple") and len(node.args) == 1) or (qn in _WRAPPERS and node.args):
+        return int_seq_arity(an, node.args[0].value)
+    if qn == "zip" and len(node.args) > 1 and not any(a.keyword for a in node.args):
+        arities = [int_seq_arity(an, a.value) for a in node.args]
+        return len(arities) if all(a == 1 for a in arities) else 0
+    return 0
 
 
 def counters_of_while(node: cst.While) -> set:
@@ -301,6 +344,12 @@ def record_call(an, node: cst.Call) -> None:
             key = string_value(node.args[0].value)
             if key:
                 an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
+    elif type(func) is cst.Name and func.value in an.function.buffer_setters and node.args \
+            and an.current_class is not None:
+        # `register_buffer = lambda name, val: self.register_buffer(name, val.to(torch.float32))`
+        key = string_value(node.args[0].value)
+        if key:
+            an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
     if qn is not None and qn.startswith(_LIBRARY_PREFIXES):
         return
     if type(func) is cst.Name:

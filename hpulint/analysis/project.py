@@ -20,7 +20,8 @@ from typing import Optional
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, UNKNOWN, Param, Val, by_name, from_json, r,
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Param, Ret, Sym, Tup, Val, by_name,
+    from_json, known, r, substitute,
 )
 
 
@@ -47,6 +48,7 @@ class Project:
         self._symbols: dict = {}
         self._models: dict = {}
         self._mro: dict = {}
+        self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
         self._calls: dict = {}  # fid -> calls(fid)
         self.shallow = Resolver(ShallowEnv(self))
@@ -213,9 +215,36 @@ class Project:
                 return "callback"
             if b.startswith("composer") and leaf == "Algorithm":
                 return "algorithm"
-            if leaf == "SchedulerMixin":
+            if leaf == "SchedulerMixin" or (b.startswith(("diffusers.", "optimum.habana.diffusers."))
+                                            and leaf.endswith("Scheduler")):  # a subclass of a library scheduler
                 return "scheduler"
         return None
+
+    def returns_params(self, fid: str) -> bool:
+        """Does the function return (a value built from) one of its own parameters?"""
+        hit = self._returns_params.get(fid)
+        if hit is None:
+            f = self.functions[fid][1]
+            hit = self._returns_params[fid] = f["ret"] is not None and _mentions_param(f["ret"], fid)
+        return hit
+
+    def ret_with(self, fid: str, args: tuple) -> R:
+        """What function ``fid``, which returns one of its parameters, returns for a call passing
+        ``args`` ((position or keyword, resolved value) pairs): `default(num_steps, 1)` is an int
+        at that call, whatever other callers pass; parameters the call leaves out keep what the
+        project's callers pass."""
+        mod, f = self.functions[fid]
+        params = f["params"]
+        mapping = {}
+        for k, res in args:
+            name = params[k] if isinstance(k, int) and k < len(params) else k
+            if isinstance(name, str) and name in params:
+                mapping[name] = _val_of(res)
+        got = self.resolve(substitute(self.val(f["ret"], mod), fid, mapping))
+        if any(res.kind == UNKNOWN for _, res in args):
+            # what this call cannot tell (an argument it passes is unknown) the project's callers may
+            return _prefer(got, self.env.ret(fid))
+        return got
 
     def counter_attr(self, cid: str, name: str) -> Optional[str]:
         """The attribute counted across calls behind ``self.<name>`` (itself, or the attribute
@@ -232,7 +261,21 @@ class Project:
             if "property" in " ".join(f["decorators"]) and isinstance(ret, list) and ret[0] == "attr" \
                     and isinstance(ret[1], list) and ret[1][0] == "self" and ret[2] in counters:
                 return ret[2]
+        elif f"_{name}" in counters and not self._project_mro(cid):
+            # a property of a base outside the project (diffusers' `step_index`) over the counted
+            # `_step_index`: the usual backing field
+            return f"_{name}"
         return None
+
+    def _project_mro(self, cid: str) -> bool:
+        """Are all of the class's bases the project's own (nothing inherited from a library)?"""
+        for c in self.mro(cid):
+            mod, info = self.classes[c]
+            for b in info["bases"]:
+                s = self.symbol(self.absolute(b, mod))
+                if b not in ("object", "builtins.object") and (s is None or s[0] != "cls"):
+                    return False
+        return True
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):
@@ -425,6 +468,13 @@ class GlobalEnv(Env):
             return self.instance(s[1])
         return R_UNKNOWN
 
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None or s[0] != "fn" or not p.returns_params(s[1]):
+            return self.ret(ref)
+        return p.ret_with(s[1], tuple((k, resolve(a)) for k, a in args))
+
     def param(self, fid: str, name: str) -> R:
         p = self.p
         entry = p.functions.get(fid)
@@ -499,6 +549,9 @@ class ShallowEnv(GlobalEnv):
         ev = entry[1]["evidence"].get(name) if entry else None
         return r(ev) if ev else R_UNKNOWN
 
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        return self.ret(ref)
+
     def ret(self, ref: str) -> R:
         p = self.p
         s = p.symbol(ref)
@@ -536,3 +589,33 @@ def _moved_to_host(v: Val) -> bool:
             return False
         v = v.base
     return False
+
+
+def _mentions_param(j, fid: str) -> bool:
+    """Does the summary value ``j`` (JSON) hold a parameter of ``fid``?"""
+    if not isinstance(j, list):
+        return False
+    if j and j[0] == "param":
+        return j[1] == fid
+    return any(_mentions_param(x, fid) for x in j[1:] if isinstance(x, list))
+
+
+def _val_of(res: R) -> Val:
+    """A value that resolves to ``res`` (a kind; a function or class keeps its reference)."""
+    if res.parts:
+        return Tup(tuple(_val_of(p) for p in res.parts))
+    if res.kind == SYM and res.ref:
+        return Sym(res.ref)
+    if res.kind in (MODEL, INST) and res.ref:
+        return Ret(res.ref)  # an instance of that class
+    return known(res.kind)
+
+
+def _prefer(got: R, fallback: R) -> R:
+    """``got``, with its unknown parts (all of it, or parts of a tuple) taken from ``fallback``."""
+    if got.kind == UNKNOWN:
+        return fallback
+    if got.kind == TUPLE and fallback.kind == TUPLE and len(got.parts) == len(fallback.parts):
+        return R(TUPLE, got.ref, tuple(_prefer(a, b) for a, b in zip(got.parts, fallback.parts)))
+    return got
+

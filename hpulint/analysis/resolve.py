@@ -30,6 +30,11 @@ class Env:
     def param(self, fid: str, name: str) -> R:
         return R_UNKNOWN
 
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        """What calling ``ref`` with ``args`` ((position or keyword, Val) pairs, resolved with
+        ``resolve``) returns."""
+        return self.ret(ref)
+
     def instance(self, cls: str) -> R:
         return R(INST, cls)
 
@@ -67,6 +72,9 @@ class Resolver:
             return env.sym(v.ref)
         if t == "ret":
             got = env.ret(v.ref)
+            return got if got.kind != UNKNOWN else _loader_by_name(v.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1])
+        if t == "retof":
+            got = env.ret_of(v.ref, v.args, self)
             return got if got.kind != UNKNOWN else _loader_by_name(v.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1])
         if t == "param":
             return env.param(v.fid, v.name)

@@ -132,6 +132,39 @@ class Ret(Val):
         self.ref = ref
 
 
+class RetOf(Val):
+    """What calling the function ``ref`` with these arguments returns: ``args`` holds (position or
+    keyword, value) pairs. It differs from :class:`Ret` for a function that returns one of its
+    parameters (``default(val, d)``): each call gets its own arguments back, not the join of every
+    caller's."""
+
+    __slots__ = ("ref", "args")
+    tag = "retof"
+
+    def __init__(self, ref: str, args: tuple) -> None:
+        self.ref = ref
+        self.args = args
+
+
+def substitute(v: Val, fid: str, mapping: dict) -> Val:
+    """``v`` with the parameters of function ``fid`` named in ``mapping`` replaced by its values."""
+    if type(v) is Param:
+        return mapping.get(v.name, v) if v.fid == fid else v
+    fields = v.fields()
+    if not any(isinstance(f, (Val, tuple)) for f in fields):
+        return v
+    new = tuple(_substitute_field(f, fid, mapping) for f in fields)
+    return v if new == fields else type(v)(*new)
+
+
+def _substitute_field(f, fid: str, mapping: dict):
+    if isinstance(f, Val):
+        return substitute(f, fid, mapping)
+    if isinstance(f, tuple):
+        return tuple(_substitute_field(x, fid, mapping) for x in f)
+    return f
+
+
 class Param(Val):
     __slots__ = ("fid", "name")
     tag = "param"
@@ -309,6 +342,8 @@ def to_json(v: Val):
         return [t, to_json(v.base), v.name]
     if t == "arith":
         return [t, [to_json(p) for p in v.parts], v.op]
+    if t == "retof":
+        return [t, v.ref, [[k, to_json(a)] for k, a in v.args]]
     return [t, [to_json(p) for p in v.parts]]  # join, tup
 
 
@@ -321,6 +356,8 @@ def from_json(j, ref=None) -> Val:
         return Sym(ref(j[1]) if ref else j[1])
     if t == "ret":
         return Ret(ref(j[1]) if ref else j[1])
+    if t == "retof":
+        return RetOf(ref(j[1]) if ref else j[1], tuple((k, from_json(a, ref)) for k, a in j[2]))
     if t == "self":
         return Self(j[1])
     if t == "param":

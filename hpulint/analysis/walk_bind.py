@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import clause_bindings, is_int_arith, record_call
+from hpulint.analysis.loops import clause_bindings, int_seq_arity, is_int_arith, record_call
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
@@ -123,6 +123,17 @@ class Bindings:
                 if name not in loop.assigned and value_node is not None and name in set(names_in(value_node)):
                     loop.read_before_assign.add(name)  # x = f(x): carried from the last pass
                 loop.assigned.add(name)
+            if type(value_node) is cst.Lambda and type(value_node.body) is cst.Call \
+                    and type(value_node.body.func) is cst.Attribute \
+                    and value_node.body.func.attr.value == "register_buffer":
+                fn.buffer_setters.add(name)
+            else:
+                fn.buffer_setters.discard(name)
+            arity = int_seq_arity(self, value_node) if value_node is not None else 0
+            if arity:
+                fn.int_seqs[name] = arity
+            else:
+                fn.int_seqs.pop(name, None)
             flags = fn.interval_flags
             if value_node is not None and self.is_interval(value_node):
                 flags.add(name)  # `log_now = step % k == 0`: `if log_now:` is a logging interval

@@ -62,7 +62,7 @@ class Flow:
         interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
         if not interval:
             loop = self.loop.node if self.loop is not None else None
-            interval = guards.fills_once(node, loop, self.function.node)
+            interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body)
         frame.guard = (interval, device, guards.once_counters(node.test, self._counters_here()))
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:

@@ -6,8 +6,11 @@ Gaudi V-Diffusion model reads ``steps[0]`` and rolls the buffer instead.
 """
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
+from hpulint.analysis.loops import is_number_arith
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
@@ -58,23 +61,56 @@ class LoopIteratorConstant(Rule):
         super().__init__(ctx)
         self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
         self.tensor_uses: dict = {}  # id(expr) -> values it is combined with (x * steps[i])
+        self.aliases: dict = {}  # (function, name) -> id(subscript) it was assigned (`m = sched[it]`)
 
     def _counters_possible(self) -> bool:
         an = self.an
         return an.loop is not None or bool(an.function.pcounters)
 
+    def _uses_possible(self) -> bool:
+        """Could an element read here be reported (a counter, or a method's `self.<counter>`)?"""
+        return self._counters_possible() or self.an.function.cls is not None
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not self._counters_possible():
+        if not self._uses_possible():
             return
         an = self.an
         for a, b in ((node.left, node.right), (node.right, node.left)):
-            if type(a) is cst.Subscript:
-                self.tensor_uses.setdefault(id(a), []).append(an.value(b))
+            key = self._use_key(a)
+            if key is not None:
+                self.tensor_uses.setdefault(key, []).append(an.value(b))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`m = momentum_schedule[it]`: the uses of `m` in the function are the element's uses."""
+        if not self._uses_possible():
+            return
+        fn = self.an.function
+        for t in node.targets:
+            if type(t.target) is cst.Name:
+                if type(node.value) is cst.Subscript and all(type(e.slice) is cst.Index for e in node.value.slice):
+                    self.aliases[(id(fn), t.target.value)] = id(node.value)
+                else:
+                    self.aliases.pop((id(fn), t.target.value), None)
+
+    def _use_key(self, expr: cst.BaseExpression):
+        """The subscript whose element ``expr`` is: itself, or the one its name was assigned."""
+        if type(expr) is cst.Subscript:
+            return id(expr)
+        if type(expr) is cst.Name and self.aliases:
+            return self.aliases.get((id(self.an.function), expr.value))
+        if type(expr) in (cst.BinaryOperation, cst.UnaryOperation) and self.aliases and is_number_arith(expr):
+            fn = id(self.an.function)  # `(1 - m) * q`
+            for n in names_in(expr):
+                key = self.aliases.get((fn, n))
+                if key is not None:
+                    return key
+        return None
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._uses_possible():
+            self._subscript_args(node)
         if not self._counters_possible():
             return
-        self._subscript_args(node)
         self._shape_args(node)
         self._into_callee(node)
 
@@ -126,9 +162,15 @@ class LoopIteratorConstant(Rule):
         if not (qn.startswith("torch.") or type(node.func) in (cst.Name, cst.Attribute)):
             return
         callee = an.value(node.func) if not qn.startswith("torch.") else None
+        recv = an.value(node.func.value) if type(node.func) is cst.Attribute and not qn.startswith("torch.") else None
         for a in node.args:
-            if type(a.value) is cst.Subscript:
-                self.tensor_uses.setdefault(id(a.value), []).append(("call", qn, callee))
+            key = self._use_key(a.value)
+            if key is not None:
+                if type(a.value) is cst.Subscript or qn.startswith("torch."):
+                    # (a name passed to a model may hold a prompt or a path: only the element itself)
+                    self.tensor_uses.setdefault(key, []).append(("call", qn, callee))
+                if recv is not None:  # `param.mul_(m)`: an argument of a tensor method
+                    self.tensor_uses.setdefault(key, []).append(recv)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
@@ -178,7 +220,7 @@ class LoopIteratorConstant(Rule):
         for attr in attrs:
             def when(attr=attr):
                 counted = an.facts.ask(("counter-attr", cls.cid, attr))
-                if not counted or not (an.is_device_tensor(base) or an.is_host(base)):
+                if not counted or not (an.is_device_tensor(base) or an.is_host(base) or self._used_with_tensors(node)):
                     return None  # (a schedule kept on the host: its element is a new constant)
                 why = an.every_step(here)
                 if why is None:
@@ -205,10 +247,18 @@ class LoopIteratorConstant(Rule):
         func = node.func
         qn = an.qualname(func) or ""
         recv = an.value(func.value) if type(func) is cst.Attribute else None
-        if qn in FACTORIES:
+        fill = _fill_value(qn, func, node)
+        if fill is not None:
+            self._fill_arg(node, fill, recv if not qn.startswith("torch.") else None)
+        if qn in FILLED:  # torch.full(size, fill_value): only the size shapes the graph
+            where, args, need = "a size", [a for a in node.args[:1] if a.keyword is None], None
+            args += [a for a in node.args if a.keyword is not None and a.keyword.value == "size"]
+        elif qn in FACTORIES:
             where, args, need = "a size", [a for a in node.args if a.keyword is None or a.keyword.value == "size"], None
         elif type(func) is cst.Attribute and func.attr.value in SHAPING and not qn.startswith("torch."):
             where, args, need = f"an argument of .{func.attr.value}()", list(node.args), recv
+            if func.attr.value == "new_full":
+                args = [a for a in node.args[:1] if a.keyword is None]
         elif qn.startswith("torch.") and qn.rsplit(".", 1)[-1] in SHAPING | {"cat", "stack"}:
             where, args, need = f"an argument of {qn}()", list(node.args[1:]), None
         elif qn.startswith("torch.") or type(func) is cst.Attribute:
@@ -233,6 +283,27 @@ class LoopIteratorConstant(Rule):
 
             self._report(node, name, origin, where, what)
             return
+
+    def _fill_arg(self, node: cst.Call, arg: cst.Arg, need) -> None:
+        """`torch.full((b,), i)`: the counter is the value of a constant the graph creates (Gaudi:
+        "different constant operators in the execution graph each time the loop is executed").
+        PyTorch/XLA passes the fill value as data (calibrated: no graph per value), so not there."""
+        an = self.an
+        hit = an.counter_in(arg.value)
+        if hit is None:
+            return
+        name, origin = hit
+        val = an.value(arg.value)
+        fn = an.function
+
+        def what(val=val, need=need, fn=fn):
+            if an.is_tensor(val) or an.target_of(fn) == "xla":
+                return None
+            if need is not None and not an.is_device_tensor(need):
+                return None
+            return ""
+
+        self._report(node, name, origin, "a fill value", what)
 
     # --- fixes (both unsafe: they change which element is read when, and leave the buffer
     # rolled after the loop; a user must check the loop) ---------------------------------------
@@ -326,6 +397,25 @@ class LoopIteratorConstant(Rule):
             return None if extra is None else why + extra
 
         self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
+
+
+FILLED = frozenset({"torch.full", "torch.full_like"})
+
+
+def _fill_value(qn: str, func: cst.BaseExpression, node: cst.Call) -> Optional[cst.Arg]:
+    """The fill-value argument of `torch.full(size, v)`, `torch.full_like(x, v)`, `x.new_full(size, v)`
+    or `x.fill_(v)`, if the call is one of those."""
+    if qn in FILLED:
+        position = 1
+    elif type(func) is cst.Attribute and func.attr.value in ("new_full", "fill_") and not qn.startswith("torch."):
+        position = 1 if func.attr.value == "new_full" else 0
+    else:
+        return None
+    for a in node.args:
+        if a.keyword is not None and a.keyword.value == "fill_value":
+            return a
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    return positional[position] if len(positional) > position else None
 
 
 def _self_attributes(expr: cst.BaseExpression) -> list:
