@@ -170,3 +170,19 @@ def test_a_branch_that_stops_the_run_reads_once():
     """
     assert [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "train.py")] == [
         ("HPU005", 8), ("HPU008", 11)]
+
+
+def test_a_test_pinning_an_outer_loops_counter_holds_on_every_step_of_that_pass():
+    """`if fold == 0:` inside the step loop of each fold runs on every step of fold 0; `if step == 0:`
+    runs on one step."""
+    src = """
+    def run(model, loaders, refs):
+        for fold, loader in enumerate(loaders):
+            for step, batch in enumerate(loader):
+                out = model(batch)
+                if fold == 0:
+                    refs.append(out.cpu())
+                if step == 0:
+                    print(out.cpu())
+    """
+    assert [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "cv.py")] == [("HPU005", 7)]

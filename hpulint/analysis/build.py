@@ -15,7 +15,7 @@ from hpulint.analysis.names import (
     CONVERSIONS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MARKING_LOADERS, MASK_FUNCTIONS, MASK_METHODS, NON_TENSOR_NAMESPACES, NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
 from hpulint.analysis.names import is_tokenizer_name
-from hpulint.analysis.syntax import keyword, last_name, string_value
+from hpulint.analysis.syntax import keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
     Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
     V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
@@ -93,6 +93,9 @@ def _value(an, node) -> Val:
         if any(type(el) is cst.StarredElement for el in node.elements):
             return V_SEQ
         return Tup(tuple(value(an, el.value) for el in node.elements))
+    if tp is cst.ListComp and not _reads_targets(node):
+        # `[torch.zeros(n, device=d) for _ in range(world)]`: a list of that element
+        return Tup((value(an, node.elt),))
     if tp in (cst.List, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp):
         return V_SEQ
     if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body
@@ -243,6 +246,16 @@ def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
     return None
 
 
+def _reads_targets(node: cst.ListComp) -> bool:
+    """Does the element of the comprehension read a name its `for` clauses bind (or is it nested)?"""
+    targets = set()
+    clause = node.for_in
+    while clause is not None:
+        targets.update(target_names(clause.target))
+        clause = clause.inner_for_in
+    return bool(targets & set(names_in(node.elt))) or type(node.elt) in (cst.ListComp, cst.GeneratorExp)
+
+
 def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     """The value of a call of a library API we know by name, or None."""
     if qn.startswith("numpy.") or qn.startswith("math."):
@@ -259,6 +272,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     if not qn.startswith("torch."):
         return None
     leaf = qn.rsplit(".", 1)[-1]
+    if qn in ("torch.load", "torch.jit.load", "torch.hub.load", "torch.export.load"):
+        return V_UNKNOWN  # whatever was saved: a model, a state dict, tensors (the name may say)
     if qn in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
         return V_TENSOR
     if qn == "torch.compile":

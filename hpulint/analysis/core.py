@@ -144,6 +144,8 @@ class Analysis(Walker):
         depth = step.if_depth if step is not None else here.function.if_depth
         for b in here.branches[depth:]:
             if b.in_body and b.interval and id(b.node) not in self.wraps_step:
+                if b.pin_only and step is not None and not (b.once & step.counters):
+                    continue  # `if fold == 0:` around a whole step loop: every step of that fold
                 return True
         return False
 

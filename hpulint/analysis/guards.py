@@ -45,6 +45,7 @@ class Branch(NamedTuple):
     interval: bool  # the test holds on few steps (logging interval, run once)
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
     once: frozenset = frozenset()  # counters the test pins to one value (`i == 0`): see once_counters
+    pin_only: bool = False  # an interval only because it pins a counter: then only the step loop's own
 
 
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:

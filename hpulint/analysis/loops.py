@@ -332,7 +332,9 @@ def record_call(an, node: cst.Call) -> None:
             facts.opt_step.append(node)
             an.call_statement[id(node)] = an.statement
             _note_step_guard(an)
-            return
+            if not node.args:
+                return
+            # `optimizer.step(closure)`: the call site carries the closure, which runs every step
         if name == "compile" and not node.args:
             an.compiled.append((an.value(func.value), ".compile()"))
             an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")

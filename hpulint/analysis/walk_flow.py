@@ -63,7 +63,10 @@ class Flow:
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body)
-        frame.guard = (interval, device, guards.once_counters(node.test, self._counters_here()))
+        once = guards.once_counters(node.test, self._counters_here())
+        # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
+        pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
+        frame.guard = (interval, device, once, pin_only)
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
             self._branch_of[id(node.orelse)] = ("else", frame)
@@ -104,8 +107,8 @@ class Flow:
         kind, frame = info
         self._push_block(kind)
         if frame is not None:
-            interval, device, once = frame.guard
-            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once))
+            interval, device, once, pin_only = frame.guard
+            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once, pin_only))
             plain = guards.not_tensor_exprs(frame.node.test, kind == "if-body")
             self.not_tensors.append((self.function, set(plain)) if plain else None)
             if plain:
