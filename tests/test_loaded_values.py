@@ -81,3 +81,21 @@ def test_a_list_comprehension_of_device_tensors_holds_device_tensors():
 
 def test_a_list_comprehension_of_host_tensors_holds_host_tensors():
     assert codes(GATHER.format(element="torch.tensor([0], dtype=torch.int32)")) == []
+
+
+def test_the_length_of_a_tensor_is_a_size_not_tensor_data():
+    src = """
+    import torch
+
+    def sample(model, latents, guidance_scale):
+        x = torch.cat([latents] * 2)
+        for t in range(50):
+            if guidance_scale > 1:
+                half = x[: len(x) // 2]
+                x = torch.cat([half, half], dim=0)
+            x = model(x, t)
+            if x.max() > 3:
+                break
+        return x
+    """
+    assert codes(src) == [("HPU008", 11)]

@@ -226,6 +226,8 @@ def _wrapped_arguments(an, func: cst.Attribute, call: cst.Call) -> Optional[Val]
 
 def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
     args = [a for a in call.args if a.keyword is None]
+    if name == "len":  # a tensor's length is its first size, not a value read from it
+        return V_SCALAR
     if name in _NUMBER_BUILTINS:
         return Arith(tuple(value(an, a.value) for a in args[:1]), "num") if args else V_SCALAR
     if name in ("min", "max", "sum"):
