@@ -1,6 +1,6 @@
 """HPU001 loop-iterator-constant: a loop counter baked into the graph as a constant.
 
-Source: seed 002 (Gaudi docs, "Avoiding Constant Variables in Loops"): ``steps[i]`` creates a
+Source: Gaudi docs, "Avoiding Constant Variables in Loops": ``steps[i]`` creates a
 different constant operator in the graph each pass, so each pass compiles a new graph; the
 Gaudi V-Diffusion model reads ``steps[0]`` and rolls the buffer instead.
 """

@@ -1,6 +1,6 @@
 """HPU002 equal-in-hot-path: ``torch.equal`` where it runs every step.
 
-Source: seed 003 (PyTorch/XLA performance debugging, part II): ``torch.equal`` inside the
+Source: PyTorch/XLA performance debugging, part II: ``torch.equal`` inside the
 multi-head attention module caused frequent recompilation and slowed training about 7x; PyTorch
 1.9 replaced it with an identity check (``query is key``). ``torch.equal`` returns a Python bool,
 so the device must run the pending graph and copy the answer to the host.
@@ -71,7 +71,7 @@ class EqualInHotPath(Rule):
         self.report(node, MESSAGE.format(call=call, why="{why}"), fix=self._identity_fix(node, a, b), when=when)
 
     def _identity_fix(self, node: cst.Call, a: cst.Arg, b: cst.Arg):
-        """`a is b` when both are parameters of the enclosing function (seed 003's MHA case).
+        """`a is b` when both are parameters of the enclosing function (the PyTorch/XLA debugging guide's MHA case).
 
         Unsafe: equal tensors that are different objects now compare False; that is the
         point when the caller passes the same tensor for both (self-attention), and the reason

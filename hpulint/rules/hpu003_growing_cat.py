@@ -1,6 +1,6 @@
 """HPU003 growing-cat-accumulator: a tensor re-assigned from ``torch.cat`` of itself every pass.
 
-Source: seed 003 (PyTorch/XLA performance debugging, part II): mmf's evaluation ran
+Source: PyTorch/XLA performance debugging, part II: mmf's evaluation ran
 ``self[key] = torch.cat((self[key], report[key]), dim=0)`` every step; the accumulator's shape
 grew each step, so every step compiled a new graph ("CompileTime too frequent: 16 counts during
 17 steps"). Append to a Python list and concatenate once after the loop.

@@ -1,8 +1,8 @@
 """HPU004 missing-mark-step: a training loop on a lazy device that never marks a step.
 
-Sources: seed 001 (Gaudi docs, "HPU Graphs for Training": "mark step is needed for HPU lazy
-mode before and after the optimizer step") and seed 002 ("Usage of mark_step": added after
-backward and after the optimizer step). In lazy mode ops are only recorded until a step marker:
+Sources: Gaudi docs, "HPU Graphs for Training": "mark step is needed for HPU lazy
+mode before and after the optimizer step" and "Usage of mark_step": added after
+backward and after the optimizer step. In lazy mode ops are only recorded until a step marker:
 without one the graph of every iteration is appended to the last, and nothing runs until a
 tensor is read. PyTorch/XLA needs one marker per step (``xm.mark_step()``, ``torch_xla.sync()``,
 or iterating an ``MpDeviceLoader``, which marks a step per batch).

@@ -1,9 +1,9 @@
 """HPU005 host-sync-every-step: reading a tensor's value on the host in every step.
 
-Source: seed 002 (Gaudi docs, "Reducing the Printing Quantities Frequency"): reporting the loss
+Source: Gaudi docs, "Reducing the Printing Quantities Frequency": reporting the loss
 with ``loss.item()`` or a progress bar each step pulls device tensors to the host, so the device
 must finish first, which breaks the overlap of host and device; set a high print frequency.
-Seed 003 shows the PyTorch/XLA side ("TransferFromServerTime too frequent").
+The PyTorch/XLA debugging guide shows the XLA side ("TransferFromServerTime too frequent").
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """HPU006 dynamic-shape-in-hot-path: an op whose output shape depends on the data, every step.
 
-Sources: seed 001 (Gaudi docs, "HPU Graphs for Training", *Dynamic Ops*): boolean indexing such
+Sources: Gaudi docs, "HPU Graphs for Training", *Dynamic Ops*: boolean indexing such
 as ``tmp[torch.where(tmp > 0)]`` cannot be part of a static graph; the seed isolates it between
-``mark_step`` calls and keeps the static parts in their own graphs. Seed 000 (*Detecting frequent
-graph re-compilations*): a shape that changes every step recompiles every step. On
-PyTorch/XLA such ops either recompile per distinct shape or fall back to the host (seed 003).
+``mark_step`` calls and keeps the static parts in their own graphs. *Detecting frequent
+graph re-compilations*: a shape that changes every step recompiles every step. On
+PyTorch/XLA such ops either recompile per distinct shape or fall back to the host (the PyTorch/XLA debugging guide).
 A slice bound that is a loop counter is HPU001's; this rule reports slice bounds read from tensor
 data (``n = lengths.max().item(); x[:, :n]``).
 """

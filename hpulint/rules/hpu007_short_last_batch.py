@@ -1,6 +1,6 @@
 """HPU007 short-last-batch: a DataLoader feeding a lazy-device step loop without drop_last=True.
 
-Source: seed 001 (Gaudi docs, "HPU Graphs for Training"): "if the batch size does not divide the
+Source: Gaudi docs, "HPU Graphs for Training": "if the batch size does not divide the
 dataset evenly, one will get a batch at the end that is a different shape than the ones that
 came before it. This can be handled by using ModuleCacher or by using drop_last=True in the
 dataloader." The last, shorter batch records a graph with other shapes: one more compilation

@@ -1,6 +1,6 @@
 """HPU008 data-dependent-control-flow: Python ``if``/``while``/``assert`` on a tensor's value.
 
-Source: seed 001 (Gaudi docs, "HPU Graphs for Training", *Dynamic Control Flow*): a branch chosen
+Source: Gaudi docs, "HPU Graphs for Training", *Dynamic Control Flow*: a branch chosen
 by the data means one graph per path; the seed splits the model into separate graphs around the
 branch. Deciding the branch also needs the value on the host: the device must run the pending
 graph and copy the tensor back (a host sync), every step.

@@ -1,6 +1,6 @@
 """HPU009 hpu-graph-limits: HPU Graph APIs used the way only ModuleCacher supports.
 
-Source: seed 001 (Gaudi docs, "HPU Graphs for Training", *Limitations of HPU Graph APIs*): the
+Source: Gaudi docs, "HPU Graphs for Training", *Limitations of HPU Graph APIs*: the
 basic HPU Graph APIs (capture and replay, ``graph``, ``make_graphed_callables``) take "only
 tensors as inputs and outputs" and "inputs can only be provided as positional args";
 ``ModuleCacher`` handles non-tensor and keyword arguments, and dynamic input shapes with one

@@ -1,8 +1,8 @@
 """HPU010 context-manager-breaks-compile: ``sdp_kernel(...)`` as a context manager in code that
 ``torch.compile`` compiles.
 
-Source: seed 002 (Gaudi docs, "Optimizations of PyTorch Models", *Using Fused Scaled Dot Product
-Attention*): "Do not use the context manager mechanism to set the operation mode when running
+Source: Gaudi docs, "Optimizations of PyTorch Models", *Using Fused Scaled Dot Product
+Attention*: "Do not use the context manager mechanism to set the operation mode when running
 workloads in torch.compile mode as this causes breaks in the compiled graphs ... Instead, use the
 API parameter to set the FusedSDPA operation mode and avoid graph breaks."
 """

@@ -1,6 +1,6 @@
 """HPU011 loop-scalar-constant: a loop counter as a Python scalar operand of tensor arithmetic.
 
-Evidence: Gaudi's "Avoiding Constant Variables in Loops" (seed 002) shows a loop value used as an
+Evidence: Gaudi's "Avoiding Constant Variables in Loops" shows a loop value used as an
 *index* becoming a constant (HPU001); no Gaudi source says a scalar *operand* does. On real
 PyTorch/XLA 2.9 (tests/data/calibration/scripts/scalar_loop_counter.py) ``x * i`` compiles one
 graph for 0, one for 1 and one for every other value: no recompilation every pass. So the rule is
