@@ -1,0 +1,185 @@
+"""The environments that answer a value's leaves from the linked project (see
+:class:`hpulint.analysis.resolve.Resolver`): :class:`GlobalEnv` follows parameters to the project's
+call sites, :class:`ShallowEnv` knows parameters from their own uses only (for the link's first
+pass, before call sites are classified)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpulint.analysis.resolve import Env, Resolver
+from hpulint.analysis.values import (
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Ret, Sym, Tup, Val, by_name,
+    known, r,
+)
+
+if TYPE_CHECKING:
+    from hpulint.analysis.project import Project
+
+
+class GlobalEnv(Env):
+    def __init__(self, project: Project) -> None:
+        self.p = project
+
+    def sym(self, ref: str) -> R:
+        s = self.p.symbol(ref)
+        if s is None:
+            return R(SYM, ref)
+        if s[0] == "val":
+            return self.p.resolve(s[1])
+        return R(SYM, s[1])
+
+    def ret(self, ref: str) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None:
+            return R_UNKNOWN
+        if s[0] == "fn":
+            mod, f = p.functions[s[1]]
+            if f["ret"] is None:
+                return r(NONE)
+            return p.resolve(p.val(f["ret"], mod))
+        if s[0] == "cls":
+            return self.instance(s[1])
+        return R_UNKNOWN
+
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None or s[0] != "fn" or not p.returns_params(s[1]):
+            return self.ret(ref)
+        return p.ret_with(s[1], tuple((k, resolve(a)) for k, a in args))
+
+    def param(self, fid: str, name: str) -> R:
+        p = self.p
+        entry = p.functions.get(fid)
+        if entry is None:
+            return R_UNKNOWN
+        f = entry[1]
+        ev = f["evidence"].get(name)
+        if ev == TENSOR:
+            # `queries: torch.Tensor` that every caller in the project fills with a Python list
+            # of tensors: the callers say what it holds
+            got = self._from_callers(fid, f, name, every=(SEQ, SEQ_TENSOR))
+            return got if got.kind in (SEQ, SEQ_TENSOR) else r(ev)
+        if ev:
+            return r(ev)
+        got = self._from_callers(fid, f, name)
+        return got if got.kind != UNKNOWN else by_name(name)
+
+    def _from_callers(self, fid: str, f: dict, name: str, every: tuple = ()) -> R:
+        """What the project's callers pass for ``name``, joined; with ``every``, unknown unless
+        each of them passes one of those kinds."""
+        params = f["params"]
+        if name not in params:
+            return R_UNKNOWN
+        idx = params.index(name)
+        vals = []
+        for args, kwargs, shift in self.p.callers.get(fid, ())[:32]:
+            if name in kwargs:
+                vals.append(kwargs[name])
+            elif 0 <= idx - shift < len(args) and args[idx - shift] is not None:
+                vals.append(args[idx - shift])
+        if not vals:
+            return R_UNKNOWN
+        got = [self.p.resolve(v) for v in vals]
+        if every and any(g.kind not in every for g in got):
+            return R_UNKNOWN
+        return Resolver._join(got)
+
+    def instance(self, cls: str) -> R:
+        return R(MODEL, cls) if self.p.is_model_class(cls) else R(INST, cls)
+
+    def attr(self, cls: str, name: str) -> R:
+        vals = self.p.class_attr(cls, name)
+        if vals:
+            parts = [self.p.resolve(v) for v in vals]
+            if any(_moved_to_host(v) for v in vals):
+                # `self.sigmas = sigmas.to("cpu")` in one method: the class keeps it on the host
+                # by design (diffusers' schedulers), whatever the other methods first built
+                return r(HOST)
+            got = Resolver._join(parts)
+            return got if got.kind != UNKNOWN else by_name(name)
+        fid = self.p.method(cls, name)
+        return R(SYM, fid) if fid else by_name(name)
+
+    def has_method(self, cls: str, name: str) -> bool:
+        return self.p.method(cls, name) is not None
+
+    def meth(self, cls: str, name: str) -> R:
+        fid = self.p.method(cls, name)
+        if fid is None:
+            return R_UNKNOWN
+        return self.ret(fid)
+
+
+class ShallowEnv(GlobalEnv):
+    """Like GlobalEnv, but parameters are known only from their own evidence."""
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(project)
+
+    def param(self, fid: str, name: str) -> R:
+        entry = self.p.functions.get(fid)
+        ev = entry[1]["evidence"].get(name) if entry else None
+        return r(ev) if ev else R_UNKNOWN
+
+    def ret_of(self, ref: str, args: tuple, resolve) -> R:
+        return self.ret(ref)
+
+    def ret(self, ref: str) -> R:
+        p = self.p
+        s = p.symbol(ref)
+        if s is None:
+            return R_UNKNOWN
+        if s[0] == "fn":
+            mod, f = p.functions[s[1]]
+            return p.shallow(p.val(f["ret"], mod)) if f["ret"] is not None else r(NONE)
+        if s[0] == "cls":
+            return self.instance(s[1])
+        return R_UNKNOWN
+
+    def attr(self, cls: str, name: str) -> R:
+        vals = self.p.class_attr(cls, name)
+        if vals:
+            return Resolver._join([self.p.shallow(v) for v in vals])
+        fid = self.p.method(cls, name)
+        return R(SYM, fid) if fid else R_UNKNOWN
+
+    def sym(self, ref: str) -> R:
+        s = self.p.symbol(ref)
+        if s is None:
+            return R(SYM, ref)
+        if s[0] == "val":
+            return self.p.shallow(s[1])
+        return R(SYM, s[1])
+
+
+def _moved_to_host(v: Val) -> bool:
+    """`x.cpu()`, `x.to("cpu")`, `x.to("cpu").float()`: a value explicitly copied to the host."""
+    while v.tag == "meth":
+        if v.name == "cpu" or (v.name == "to" and v.hint == "cpu"):
+            return True
+        if v.name not in ("float", "double", "half", "to", "contiguous", "detach", "clone", "numpy"):
+            return False
+        v = v.base
+    return False
+
+
+def val_of(res: R) -> Val:
+    """A value that resolves to ``res`` (a kind; a function or class keeps its reference)."""
+    if res.parts:
+        return Tup(tuple(val_of(p) for p in res.parts))
+    if res.kind == SYM and res.ref:
+        return Sym(res.ref)
+    if res.kind in (MODEL, INST) and res.ref:
+        return Ret(res.ref)  # an instance of that class
+    return known(res.kind)
+
+
+def prefer(got: R, fallback: R) -> R:
+    """``got``, with its unknown parts (all of it, or parts of a tuple) taken from ``fallback``."""
+    if got.kind == UNKNOWN:
+        return fallback
+    if got.kind == TUPLE and fallback.kind == TUPLE and len(got.parts) == len(fallback.parts):
+        return R(TUPLE, got.ref, tuple(prefer(a, b) for a, b in zip(got.parts, fallback.parts)))
+    return got
