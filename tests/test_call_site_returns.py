@@ -74,3 +74,27 @@ def test_each_call_gets_its_own_argument_back():
     sample(torch.nn.Linear(4, 4), torch.ones(4), [1, 2, 3])
     """
     assert codes(src) == [("HPU008", 12)]
+
+
+def test_with_an_unknown_argument_the_project_callers_decide():
+    """`get_final(x)` returns `x` itself, `x.all()` or raises; called with a value the call cannot
+    tell (a criteria object's result), what the project's callers pass decides: a tensor here."""
+    src = """
+    import torch
+
+    def get_final(x):
+        if isinstance(x, bool):
+            return x
+        elif torch.is_tensor(x):
+            return x.all() if x.dim() > 0 else x
+        raise TypeError(type(x))
+
+    def decode(model, ids, criteria):
+        first = get_final(model(ids) > 0)
+        for i in range(10):
+            ids = model(ids)
+            if get_final(criteria(ids)):
+                break
+        return ids
+    """
+    assert codes(src) == [("HPU008", 15)]

@@ -186,3 +186,26 @@ def test_a_test_pinning_an_outer_loops_counter_holds_on_every_step_of_that_pass(
                     print(out.cpu())
     """
     assert [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "cv.py")] == [("HPU005", 7)]
+
+
+def test_a_branch_that_returns_before_its_final_raise_runs_every_step():
+    """`if last_stage: ... return loss ... raise NotImplementedError(...)`: the raise is the rare
+    path; the body runs every step."""
+    src = """
+    import torch
+
+    def forward_step(batch, model, metric, last_stage):
+        output = model(batch)
+        if last_stage:
+            if metric == "accuracy":
+                correct = (output.argmax(-1) == batch).float()
+                correct[(1 - batch).bool()] = 1
+                return correct.sum()
+            raise NotImplementedError(metric)
+        return None
+
+    def evaluate(loader, model):
+        for batch in loader:
+            forward_step(batch, model, "accuracy", True)
+    """
+    assert [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "ev.py")] == [("HPU006", 9)]

@@ -20,12 +20,15 @@ class GlobalEnv(Env):
     def __init__(self, project: Project) -> None:
         self.p = project
 
+    def _resolve(self, v: Val) -> R:
+        return self.p.resolve(v)
+
     def sym(self, ref: str) -> R:
         s = self.p.symbol(ref)
         if s is None:
             return R(SYM, ref)
         if s[0] == "val":
-            return self.p.resolve(s[1])
+            return self._resolve(s[1])
         return R(SYM, s[1])
 
     def ret(self, ref: str) -> R:
@@ -37,7 +40,7 @@ class GlobalEnv(Env):
             mod, f = p.functions[s[1]]
             if f["ret"] is None:
                 return r(NONE)
-            return p.resolve(p.val(f["ret"], mod))
+            return self._resolve(p.val(f["ret"], mod))
         if s[0] == "cls":
             return self.instance(s[1])
         return R_UNKNOWN
@@ -115,8 +118,8 @@ class GlobalEnv(Env):
 class ShallowEnv(GlobalEnv):
     """Like GlobalEnv, but parameters are known only from their own evidence."""
 
-    def __init__(self, project: Project) -> None:
-        super().__init__(project)
+    def _resolve(self, v: Val) -> R:
+        return self.p.shallow(v)
 
     def param(self, fid: str, name: str) -> R:
         entry = self.p.functions.get(fid)
@@ -126,32 +129,12 @@ class ShallowEnv(GlobalEnv):
     def ret_of(self, ref: str, args: tuple, resolve) -> R:
         return self.ret(ref)
 
-    def ret(self, ref: str) -> R:
-        p = self.p
-        s = p.symbol(ref)
-        if s is None:
-            return R_UNKNOWN
-        if s[0] == "fn":
-            mod, f = p.functions[s[1]]
-            return p.shallow(p.val(f["ret"], mod)) if f["ret"] is not None else r(NONE)
-        if s[0] == "cls":
-            return self.instance(s[1])
-        return R_UNKNOWN
-
     def attr(self, cls: str, name: str) -> R:
         vals = self.p.class_attr(cls, name)
         if vals:
             return Resolver._join([self.p.shallow(v) for v in vals])
         fid = self.p.method(cls, name)
         return R(SYM, fid) if fid else R_UNKNOWN
-
-    def sym(self, ref: str) -> R:
-        s = self.p.symbol(ref)
-        if s is None:
-            return R(SYM, ref)
-        if s[0] == "val":
-            return self.p.shallow(s[1])
-        return R(SYM, s[1])
 
 
 def _moved_to_host(v: Val) -> bool:

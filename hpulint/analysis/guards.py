@@ -96,6 +96,8 @@ def ends_the_run(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
     if not stmts or type(stmts[-1]) not in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
         return False
+    if _leaves_normally(body):
+        return False  # `if last_stage: ... return loss ... raise NotImplementedError`: most paths return
     last = stmts[-1].body[-1] if stmts[-1].body else None
     if type(last) is cst.Raise:
         return True
@@ -105,6 +107,19 @@ def ends_the_run(body: cst.BaseSuite) -> bool:
             f"{func.value.value}.{func.attr.value}" if type(func) is cst.Attribute and type(func.value) is cst.Name
             else "")
         return name in _EXITS
+    return False
+
+
+def _leaves_normally(body: cst.CSTNode) -> bool:
+    """Does a `return`, `break` or `continue` (outside nested functions) let a path leave the block?"""
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if type(n) in (cst.Return, cst.Break, cst.Continue):
+            return True
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        stack.extend(n.children)
     return False
 
 

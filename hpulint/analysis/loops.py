@@ -42,19 +42,14 @@ def counters_of_for(an, node: cst.For) -> set:
 
 
 def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
-    if type(it) is cst.Name or (type(it) is cst.Call and int_seq_arity(an, it)):
-        arity = an.function.int_seqs.get(it.value, 0) if type(it) is cst.Name else int_seq_arity(an, it)
-        if arity == 1 and type(target) is cst.Name:
-            return [target.value]
-        if arity > 1 and type(target) in (cst.Tuple, cst.List) and len(target.elements) == arity:
-            return [e.value.value for e in target.elements if type(e.value) is cst.Name]
-        if type(it) is cst.Name:
-            return []
+    arity = int_seq_arity(an, it)  # a host list of ints (or of tuples of them), `range(...)` too
+    if arity == 1 and type(target) is cst.Name:
+        return [target.value]
+    if arity > 1 and type(target) in (cst.Tuple, cst.List) and len(target.elements) == arity:
+        return [e.value.value for e in target.elements if type(e.value) is cst.Name]
     if type(it) is not cst.Call:
         return []
     qn = an.qualname(it.func) or ""
-    if qn in _RANGE_LIKE:
-        return target_names(target) if type(target) is cst.Name else []
     if qn in _WRAPPERS and it.args:
         return _counters(an, target, it.args[0].value)
     if qn == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements:

@@ -20,7 +20,7 @@ from typing import Optional
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Resolver
-from hpulint.analysis.values import INST, MODEL, R, SYM, UNKNOWN, Param, Val, from_json, substitute
+from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, Param, Val, from_json, substitute
 
 
 COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
@@ -240,8 +240,13 @@ class Project:
                 mapping[name] = val_of(res)
         got = self.resolve(substitute(self.val(f["ret"], mod), fid, mapping))
         if any(res.kind == UNKNOWN for _, res in args):
-            # what this call cannot tell (an argument it passes is unknown) the project's callers may
-            return prefer(got, self.env.ret(fid))
+            # an argument this call passes is unknown: its answer stands only where it is what a
+            # known argument brought back (`default(n, 1)`: the 1); the rest the callers decide
+            if got.kind in {res.kind for _, res in args if res.kind != UNKNOWN}:
+                return got
+            if got.kind == TUPLE:  # `retrieve_timesteps(self.scheduler, n)`: part by part
+                return prefer(got, self.env.ret(fid))
+            return self.env.ret(fid)
         return got
 
     def counter_attr(self, cid: str, name: str) -> Optional[str]:
@@ -259,21 +264,11 @@ class Project:
             if "property" in " ".join(f["decorators"]) and isinstance(ret, list) and ret[0] == "attr" \
                     and isinstance(ret[1], list) and ret[1][0] == "self" and ret[2] in counters:
                 return ret[2]
-        elif f"_{name}" in counters and not self._project_mro(cid):
+        elif f"_{name}" in counters and any(b not in ("object", "builtins.object") for b in self.external_bases(cid)):
             # a property of a base outside the project (diffusers' `step_index`) over the counted
             # `_step_index`: the usual backing field
             return f"_{name}"
         return None
-
-    def _project_mro(self, cid: str) -> bool:
-        """Are all of the class's bases the project's own (nothing inherited from a library)?"""
-        for c in self.mro(cid):
-            mod, info = self.classes[c]
-            for b in info["bases"]:
-                s = self.symbol(self.absolute(b, mod))
-                if b not in ("object", "builtins.object") and (s is None or s[0] != "cls"):
-                    return False
-        return True
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):
