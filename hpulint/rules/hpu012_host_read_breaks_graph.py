@@ -19,7 +19,10 @@ as torch, and the scalar is a host read) or that torch's NumPy does not have
 of a module (which holds tensors; a list of numbers is copied in the graph). More calls and
 statements Dynamo does not trace (the global RNG state, ``torch.Generator`` arguments, changes of
 ``requires_grad``, ``warnings.warn``, calls of ``torch.compiler.disable``d functions) are in
-compile_untraced. None of them is reported under ``if not torch.compiler.is_compiling():``
+compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
+``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
+tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks.
+None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
 from __future__ import annotations
@@ -30,8 +33,8 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
-from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_LOCK, Built, lock_with, module_call,
-                                              unsupported_call)
+from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_LOCK, Built, lock_with,
+                                               module_call, unsupported_call)
 from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
@@ -81,7 +84,9 @@ class HostReadBreaksGraph(Rule):
     name = "host-read-breaks-graph"
     summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
                "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
-               "requires_grad change or a torch.compiler.disable'd call inside a torch.compile'd function (graph break)")
+               "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
+               "gc.collect, a lock, an RNN or fake-quantize module, a sparse tensor, an attr-dict read or a "
+               "side-effect hook inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
@@ -242,7 +247,8 @@ class HostReadBreaksGraph(Rule):
             fid = fn.fid
             built = self.built
             self._report(node, None, None, lambda: disabled_callee(an, fid, node) is not None
-                         or module_call(fn, built, node.func) is not None, subject=lambda: _callee(an, built, fn, node))
+                         or module_call(fn, built, node.func) is not None,
+                         subject=lambda: _callee(an, built, fn, node))
 
     def _hook(self, node: cst.Call) -> None:
         """`t.register_hook(f)` where `f` writes state outside it (compile_hooks)."""
