@@ -58,7 +58,7 @@ FIX_DISABLED = ("Call it in the eager code around the compiled function (on the 
                 "accept the break where the call is rare")
 
 
-def untraced(an, node: cst.Call, in_except: bool = False) -> Optional[tuple]:
+def untraced(an, node: cst.Call, in_except: bool = False, passed: Optional[set] = None) -> Optional[tuple]:
     """(what is said, why Dynamo breaks, fix, check) for a call HPU012 reports beyond host
     reads, or None. ``check`` runs after the project is linked."""
     func = node.func
@@ -68,9 +68,11 @@ def untraced(an, node: cst.Call, in_except: bool = False) -> Optional[tuple]:
     if qn == "torch.Generator":
         return "`torch.Generator()`", GENERATOR_NEW_WHY, FIX_GENERATOR, lambda: True
     if qn == "warnings.warn":
-        if in_except or not warning_on_input(an):
+        needs = None if in_except else warning_on_input(an)
+        if needs is None:
             return None
-        return "`warnings.warn(...)`", WARN_WHY, FIX_WARN, lambda: True
+        given = passed if passed is not None else set()
+        return "`warnings.warn(...)`", WARN_WHY, FIX_WARN, lambda: needs <= given
     if isinstance(func, cst.Attribute):
         method = func.attr.value
         if method == "manual_seed" and not qn.startswith(("torch.", "random.")):
@@ -90,17 +92,34 @@ TENSOR_META = frozenset({"dtype", "shape", "ndim", "dim", "size", "device", "is_
                          "layout", "is_contiguous", "is_sparse"})
 
 
-def warning_on_input(an) -> bool:
-    """A `warnings.warn` that runs for ordinary inputs (the caller rules out `except` handlers): every `if`
-    around it in its function tests a tensor's dtype, shape or device (input normalization, as a
-    mask converted to bool), or there is none. A warning under a type check, a flag or an
-    exception handler is a misuse or deprecation path (torch's own `_call_impl` has many): it does
-    not run on the calls a model makes, and is not reported."""
+def warning_on_input(an) -> Optional[set]:
+    """Whether a `warnings.warn` runs for ordinary inputs (the caller rules out `except` handlers):
+    every `if` around it in its function tests a tensor's dtype, shape or device (input
+    normalization, as a mask converted to bool), or there is none (an empty set); or an `if` tests
+    that an optional parameter was given (`if head_mask is not None:`): then the set of those
+    parameters, and the warning runs when the compiled function is called with them (the caller
+    checks the keywords its calls pass). A warning under a type check, a flag or an exception
+    handler is a misuse or deprecation path (torch's own `_call_impl` has many): it does not run
+    on the calls a model makes, and is not reported (None)."""
     fn = an.function
+    needs = set()
     for b in an.if_branches[getattr(fn, "if_depth", 0):]:
-        if not _tests_tensor_meta(b.node.test):
-            return False
-    return True
+        given = _given_param(b.node.test, fn) if b.in_body else None
+        if given is not None:
+            needs.add(given)
+        elif not _tests_tensor_meta(b.node.test):
+            return None
+    return needs
+
+
+def _given_param(test, fn) -> Optional[str]:
+    """`if p is not None:` on a parameter of the function."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and isinstance(test.comparisons[0].operator, cst.IsNot) \
+            and isinstance(test.comparisons[0].comparator, cst.Name) \
+            and test.comparisons[0].comparator.value == "None" and test.left.value in fn.params:
+        return test.left.value
+    return None
 
 
 def _tests_tensor_meta(test) -> bool:

@@ -19,16 +19,22 @@ as torch, and the scalar is a host read) or that torch's NumPy does not have
 of a module (which holds tensors; a list of numbers is copied in the graph). More calls and
 statements Dynamo does not trace (the global RNG state, ``torch.Generator`` arguments, changes of
 ``requires_grad``, ``warnings.warn``, calls of ``torch.compiler.disable``d functions) are in
-compile_untraced. None of them is reported under ``if not torch.compiler.is_compiling():``
+compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
+``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
+tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks.
+None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
 from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes
+from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
+from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_LOCK, Built, lock_with,
+                                               module_call, unsupported_call)
 from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
@@ -78,17 +84,25 @@ class HostReadBreaksGraph(Rule):
     name = "host-read-breaks-graph"
     summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
                "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
-               "requires_grad change or a torch.compiler.disable'd call inside a torch.compile'd function (graph break)")
+               "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
+               "gc.collect, a lock, an RNN or fake-quantize module, a sparse tensor, an attr-dict read or a "
+               "side-effect hook inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
-                "enerator", "requires_grad", "warn(", "disable", "rng_state")
+                "enerator", "requires_grad", "warn(", "disable", "rng_state", "GRU", "LSTM", "RNN", "quantiz",
+                "Lock", "GradScaler", "zero_grad", "state_dict", "add_param_group", "gc.", "sparse", "__getattr__",
+                "register_hook")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.scalars = captures_scalars(ctx.source)
         self.module = None
         self.in_except = 0  # depth of `except` handlers around the node (an error path)
+        self.built = Built()  # what names and attributes were built as (compile_unsupported)
+        self.attr_reads: dict = {}  # id(function scope) -> Attribute nodes read there (attr-dicts)
+        self.passed: set = set()  # keywords given (not None) to calls of compiled callables
+        self.compiled_names: set = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -99,9 +113,59 @@ class HostReadBreaksGraph(Rule):
     def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self.in_except -= 1
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.built.class_def(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for d in node.decorators:
+            call = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
+            if (self.an.qualname(call) or "") == "torch.compile":
+                self.compiled_names.add(node.name.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in ("GRU", "LSTM", "RNN"):
+            self.built.mention(self.an, node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        an = self.an
+        if node.attr.value in ("GRU", "LSTM", "RNN"):
+            self.built.mention(an, node)
+        fn = an.function
+        if not self.built.attrdicts or fn.kind != "function" or id(node) in an._called_attrs or not_traced(an):
+            return
+        earlier = self.attr_reads.setdefault(id(fn), [])
+        earlier.append(node)
+        prior = list(earlier[:-1])
+        built = self.built
+
+        def check():
+            cls = built.attrdict_of(fn, node.value)
+            if cls is None or any(built.attrdict_of(fn, e.value) is not None for e in prior):
+                return False  # Dynamo gives up at the first read of the function
+            return True
+
+        def subject():
+            cls = built.attrdict_of(fn, node.value)
+            return f"reading `{code(node)}`", ATTRDICT_WHY.format(cls=cls)
+        self._report(node, None, FIX_ATTRDICT, check, subject=subject)
+
+    def visit_With(self, node: cst.With) -> None:
+        an = self.an
+        if an.function.kind != "function" or not_traced(an):
+            return
+        fn = an.function
+        for item in node.items:
+            expr = item.item
+            self._report(expr, None, FIX_LOCK, lambda expr=expr: lock_with(fn, self.built, expr) is not None,
+                         subject=lambda expr=expr: lock_with(fn, self.built, expr)[:2])
+
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         fn = an.function
+        self.built.call(an, node)
+        if type(node.func) is cst.Name and node.func.value in self.compiled_names:
+            self.passed |= {a.keyword.value for a in node.args if a.keyword is not None
+                            and not (type(a.value) is cst.Name and a.value.value == "None")}
         if fn.kind != "function" or not_traced(an):
             return
         func = node.func
@@ -115,6 +179,8 @@ class HostReadBreaksGraph(Rule):
                 self._report(node, "`.tolist()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
             elif method in LOG_METHODS and _is_logger(an, func.value):
                 self._print(node, "logging")
+            elif method == "register_hook" and node.args:
+                self._hook(node)
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
@@ -133,6 +199,9 @@ class HostReadBreaksGraph(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         """`t.requires_grad = ...` in a compiled region (compile_untraced)."""
         an = self.an
+        self.built.assign(an, node)
+        if is_compile_call(an, node.value):
+            self.compiled_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         if an.function.kind != "function" or not_traced(an):
             return
         for t in node.targets:
@@ -147,7 +216,7 @@ class HostReadBreaksGraph(Rule):
         generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
         functions (compile_untraced)."""
         an = self.an
-        hit = untraced(an, node, self.in_except > 0)
+        hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
@@ -174,9 +243,26 @@ class HostReadBreaksGraph(Rule):
                 said = f"`np.random.{name}(...)`"
                 self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
         elif not qn.startswith(LIBRARIES):  # a project function: is it `torch.compiler.disable`d?
-            fid = an.function.fid
-            self._report(node, None, FIX_DISABLED, lambda: disabled_callee(an, fid, node) is not None,
-                         subject=lambda: (f"a call of `{disabled_callee(an, fid, node)}()`", DISABLED_WHY))
+            fn = an.function
+            fid = fn.fid
+            built = self.built
+            self._report(node, None, None, lambda: disabled_callee(an, fid, node) is not None
+                         or module_call(fn, built, node.func) is not None,
+                         subject=lambda: _callee(an, built, fn, node))
+
+    def _hook(self, node: cst.Call) -> None:
+        """`t.register_hook(f)` where `f` writes state outside it (compile_hooks)."""
+        an = self.an
+        fn = an.function
+        effects = hook_effects(self.module, fn.node if type(fn.node) is cst.FunctionDef else None,
+                               node.args[0].value)
+        for at, target in effects:
+            def when(target=target):
+                reason = compiled_why(an, fn)
+                if reason is None:
+                    return None
+                return HOOK_WHY.format(where=where(fn, reason), target=target)
+            self.report(at if at is not None else node, MESSAGE.format(why="{why}", fix=FIX_HOOK), when=when)
 
     def _print(self, node: cst.Call, verb: str) -> None:
         """print() and logging calls break the graph whatever they print (measured on 2.13)."""
@@ -203,8 +289,9 @@ class HostReadBreaksGraph(Rule):
             reason = compiled_why(an, fn)
             if reason is None or not check():
                 return None
-            said, why = subject() if subject is not None else (what, READ)
-            return f"{said} {where(fn, reason)}: {why}"
+            said, why, *rest = subject() if subject is not None else (what, READ)
+            text = f"{said} {where(fn, reason)}: {why}"
+            return text if fix is not None else MESSAGE.format(why=text, fix=rest[0] if rest else FIX_DISABLED)
 
         def autofix():
             if not logged:
@@ -212,7 +299,16 @@ class HostReadBreaksGraph(Rule):
             return move_read_fix(self.module, stmt, fn.node,
                                  lambda d: is_compile_call(an, d.decorator) or an.qualname(d.decorator) == "torch.compile")
 
-        self.report(node, MESSAGE.format(why="{why}", fix=fix), when=when, fix=autofix)
+        message = MESSAGE.format(why="{why}", fix=fix) if fix is not None else "{why}"
+        self.report(node, message, when=when, fix=autofix)
+
+
+def _callee(an, built, fn, node: cst.Call) -> tuple:
+    """What a call of a disabled function or of a module Dynamo does not trace is said to be."""
+    hit = module_call(fn, built, node.func)
+    if hit is not None:
+        return hit
+    return f"a call of `{disabled_callee(an, fn.fid, node)}()`", DISABLED_WHY, FIX_DISABLED
 
 
 def _np_random_break(name: str, call: cst.Call):
