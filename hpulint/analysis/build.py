@@ -185,6 +185,9 @@ def call_value(an, call: cst.Call) -> Val:
             and func.args and an.qualname(func.args[0].value) == "torch":
         # `getattr(torch, mode)(times)`: some torch function of the arguments
         return Arith(tuple(value(an, a.value) for a in call.args if a.keyword is None), "torch")
+    if type(func) is cst.Attribute and func.attr.value in LEGACY_TENSOR_TYPES and type(func.value) is cst.Call \
+            and (an.qualname(func.value.func) or "").rsplit(".", 1)[-1] == "get_accelerator":
+        return V_TENSOR  # DeepSpeed's `get_accelerator().LongTensor(ids)`: made on the accelerator
     fv = value(an, func)
     if isinstance(fv, Sym):
         args = call.args

@@ -179,6 +179,22 @@ class Analysis(Walker):
                 return device
         return None
 
+    def same_every_pass(self, here: Here, node) -> bool:
+        """The expression has the same value in every pass of the innermost step loop around the
+        point: it calls nothing and reads only names no pass binds (`indices[:2 * beam_size]`,
+        `beam_size` read from a tensor once, before the loop)."""
+        from hpulint.analysis.loops import calls_in
+        from hpulint.analysis.syntax import names_in
+
+        step = next((lp for lp in (here.loop.chain() if here.loop else ()) if lp.is_step_loop), None)
+        if step is None or calls_in(node):
+            return False
+        bound: set = set()
+        for lp in here.function.loops:
+            if step in lp.chain():
+                bound |= lp.assigned | lp.counters
+        return not bound.intersection(names_in(node))
+
     def every_step(self, here: Here) -> Optional[str]:
         """Why the point runs on the device every step, or None (not hot, logging only, or
         guarded off the target device)."""

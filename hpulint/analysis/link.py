@@ -78,6 +78,8 @@ class Linked:
         # every call of it is compiled)
         self.compiled_in: dict = {}
         self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
+        # functions compiled where the compile always runs (not only under `if args.compile:`)
+        self.always_compiled: set = set()
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()
@@ -128,12 +130,21 @@ class Linked:
 
     # --- steps and models ----------------------------------------------------------------
 
+    def _per_call(self, fid: str) -> list:
+        """The calls a function makes once per call of it: its body's, and those in its loops over
+        the parts of one step (micro-batches: `for micro_batch_index in range(n):`)."""
+        out = self._own(fid, -1)
+        for i, info in enumerate(self.project.functions[fid][1]["loops"]):
+            if info.get("parts") or _WITHIN_ONE_STEP.match(info.get("iter_name", "")):
+                out = out + self._own(fid, i)
+        return out
+
     def _steps_and_models(self) -> None:
         p = self.project
         for fid, (_, f) in p.functions.items():
             if f["marks"]:
                 self.steps[fid] = f["marks"][0]
-            for loop, cls, *_ in self._own(fid, -1):
+            for loop, cls, *_ in self._per_call(fid):
                 if cls is not None and cls[0] == "model":
                     self.calls_model[fid] = "calls a model"
                     break
@@ -141,7 +152,7 @@ class Linked:
         while changed:
             changed = False
             for fid in p.functions:
-                for loop, cls, *_ in self._own(fid, -1):
+                for loop, cls, *_ in self._per_call(fid):
                     if cls is None or cls[0] != "fn":
                         continue
                     callee = cls[1]
@@ -208,7 +219,7 @@ class Linked:
             it = self.project.resolve(self.project.val(info["iter"], self.project.functions[fid][0]))
             if it.kind == MLOADER:
                 return "marks a step"
-        if _WITHIN_ONE_STEP.match(info.get("iter_name", "")):
+        if _WITHIN_ONE_STEP.match(info.get("iter_name", "")) or info.get("parts"):
             return None  # each optimizer, scheduler or micro-batch of the same step
         nested = info["parent"] is not None and (fid, info["parent"]) in loops
         parent = info["parent"]
@@ -395,7 +406,7 @@ class Linked:
                 self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
                 todo.append(fid)
         for mod, s in p.modules.items():
-            for j, how in s.get("compiled", ()):
+            for j, how, optional in s.get("compiled", ()):
                 v = p.resolve(p.val(j, mod))
                 fids = []
                 if v.kind == SYM and v.ref in p.functions:
@@ -405,6 +416,8 @@ class Linked:
                 elif v.kind == MODEL:
                     fids = p.held_forwards(v)  # a compiled nn.Sequential runs its modules' forward
                 for fid in fids:
+                    if not optional:
+                        self.always_compiled.add(fid)
                     if fid not in self.compiled:
                         self.compiled[fid] = f"compiled with {how}"
                         self.compiled_in[fid] = set()
@@ -458,9 +471,11 @@ class Linked:
             else:
                 # a module's forward compiled by `torch.compile(model)` in another script is
                 # not compiled here: only that script calls the compiled wrapper
+                # (`if compile: next_token = torch.compile(next_token)` leaves the lazy path)
                 callee = next((cls[1] for _, cls, *_ in self.sites[fid]
                                if cls is not None and cls[1] in self.compiled
-                               and mod in self.compiled_in.get(cls[1], (mod,))), None)
+                               and mod in self.compiled_in.get(cls[1], (mod,))
+                               and (cls[1] not in self.compiled_in or cls[1] in self.always_compiled)), None)
                 if callee is not None:
                     why = f"it calls the compiled {self.where(callee)}"
             if why:

@@ -8,12 +8,14 @@ records which arguments carry which counter, and the link step decides.
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hpulint.analysis.names import (
     DEFERRED_CALLBACKS, MARKING_LOADERS, XLA_OPTIMIZER_STEP, is_optimizer_name,
 )
-from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, names_in, string_value, target_names
+from hpulint.analysis.syntax import child_nodes, code, is_true, keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.state import CallSite
 from hpulint.analysis.values import Attr, Elem, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
 
@@ -201,10 +203,19 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
     return False
 
 
+# a loop's counter named for the micro-batch it walks; a range bounded by the micro-batch or
+# gradient-accumulation count: the passes are the parts of one step
+_MICRO_BATCH_COUNTER = re.compile(r"^_?micro_?batch(?:_?(?:idx|index|id|num|no|i))?$", re.I)
+_PARTS_BOUND = re.compile(r"micro_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
+
+
 def bind_for_target(an, node: cst.For, loop) -> None:
     source = iter_source(an, node.iter)
     loop.iter_value = an.value(source)
     loop.iter_name = last_name(source.func if type(source) is cst.Call else source) or ""
+    target = node.target.value if type(node.target) is cst.Name else ""
+    loop.step_parts = bool(_MICRO_BATCH_COUNTER.match(target)) or (
+        type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
     _bind_iter(an, node.target, node.iter, loop.counters)
 
 
@@ -315,7 +326,7 @@ def record_call(an, node: cst.Call) -> None:
         an.default_device_set = True
     if qn == "torch.compile" or (qn or "").endswith("torch_xla.compile"):
         if node.args:
-            an.compiled.append((an.value(node.args[0].value), qn))
+            an.compiled.append((an.value(node.args[0].value), qn, an.compile_key() != "compile"))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
         an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
     if type(func) is cst.Attribute:
@@ -331,7 +342,7 @@ def record_call(an, node: cst.Call) -> None:
                 return
             # `optimizer.step(closure)`: the call site carries the closure, which runs every step
         if name == "compile" and not node.args:
-            an.compiled.append((an.value(func.value), ".compile()"))
+            an.compiled.append((an.value(func.value), ".compile()", an.compile_key() != "compile"))
             an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")
         if name in ("append", "extend", "insert") and type(func.value) is cst.Name and node.args:
             v = an.value(node.args[-1].value)

@@ -192,7 +192,11 @@ _VERBS = frozenset(
     "validate print log update register set reset to from is has apply call forward name type "
     "config cfg args kwargs path dir file url id ids type kind "
     # a function, hook or class named after a model (`classifier_fn`, `model_cls`) is not one
-    "fn fns func function hook hooks callback cb factory builder cls class".split()
+    "fn fns func function hook hooks callback cb factory builder cls class "
+    # what a model takes, gives or holds (`model_input`, `encoder_outputs`, `net_state`) is data
+    "input inputs output outputs out outs state states dict params parameters weights size dim "
+    "dtype device mode key keys logits loss losses pred preds embeds mask masks names idx index "
+    "list tensor tensors kwarg arg info version tag".split()
 )
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
 LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)

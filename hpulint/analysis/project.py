@@ -47,6 +47,8 @@ class Project:
         self._models: dict = {}
         self._mro: dict = {}
         self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
+        self._mixins: dict = {}  # cid -> whether a project model class derives from it
+        self._subclass_map: Optional[dict] = None
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
         self._calls: dict = {}  # fid -> calls(fid)
         self.shallow = Resolver(ShallowEnv(self))
@@ -322,6 +324,10 @@ class Project:
             if out:
                 return out
         got = self.classify(callee)
+        if got is None and callee.tag == "attr" and callee.name == "apply":
+            fns = self._function_apply(callee)
+            if fns:
+                return fns
         if got is not None:
             if got[0] == "model" and got[1] is None:
                 held = self.held_forwards(self.resolve(callee))
@@ -331,6 +337,17 @@ class Project:
         if name and is_model_name(name) and self.resolve(callee).kind == UNKNOWN:
             return [("model", None, 1)]
         return []
+
+    def _function_apply(self, callee: Val) -> list:
+        """`CheckpointFunction.apply(...)` of a project `torch.autograd.Function`: it runs the
+        class's `forward` now and its `backward` in the same step's backward pass."""
+        base = self.resolve(callee.base)
+        sym = self.symbol(base.ref) if base.kind == SYM and base.ref else None
+        if sym is None or sym[0] != "cls":
+            return []
+        if not any(b.rsplit(".", 1)[-1] == "Function" for b in self.external_bases(sym[1])):
+            return []
+        return [("fn", fid, 1) for fid in (self.method(sym[1], "forward"), self.method(sym[1], "backward")) if fid]
 
     def disabled(self, fid: str) -> bool:
         """The function is decorated with `torch.compiler.disable` (or `torch._dynamo.disable`):
@@ -383,7 +400,11 @@ class Project:
             return ("model", fid, 1)
         if v.kind == INST and v.ref:
             fid = self.method(v.ref, "__call__")
-            return ("fn", fid, 1) if fid else None
+            if fid:
+                return ("fn", fid, 1)
+            if callee.tag == "self" and self.mixed_into_model(v.ref):
+                return ("model", None, 1)  # `self(**inputs)` in a mixin of a model (generate())
+            return None
         if v.kind == UNKNOWN and isinstance(callee, Param) and is_model_name(callee.name):
             return ("model", None, 1)
         return None
@@ -425,6 +446,17 @@ class Project:
                         other = self.method(sub, callee.name)
                         if other is not None and other != c[1]:
                             self.callers.setdefault(other, []).append((args, kwargs, 1))
+
+    def mixed_into_model(self, cid: str) -> bool:
+        """A class some project model class derives from (a mixin such as a `GenerationMixin`):
+        its `self` is, at run time, that model."""
+        hit = self._mixins.get(cid)
+        if hit is None:
+            if self._subclass_map is None:
+                self._subclass_map = self._subclasses()
+            hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ()))
+            self._mixins[cid] = hit
+        return hit
 
     def _subclasses(self) -> dict:
         """cid -> the project classes that derive from it, through any chain."""

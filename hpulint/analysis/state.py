@@ -112,6 +112,9 @@ class Loop:
         self.iter_value = None  # Val of what it iterates
         self.collection = False  # a `for` over the items of a collection, not over range(n)
         self.iter_name = ""  # the name it iterates, as written (`optimizers` in `for o in self.optimizers`)
+        # its passes are the parts of one step, by their names: `for micro_batch_index in range(n)`,
+        # `for i in range(num_microbatches - 1)`, `for _ in range(args.gradient_accumulation_steps)`
+        self.step_parts = False
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 15
+VERSION = 16
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -49,6 +49,7 @@ def summarize(an) -> dict:
                 "marks": body_marks(lp.facts, lp.loader_marks),
                 "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
                 "iter_name": lp.iter_name,
+                "parts": lp.step_parts,
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
@@ -92,5 +93,5 @@ def summarize(an) -> dict:
         "stars": an.star_imports,
         "evidence": an.evidence,
         "off_flags": sorted(an.off_flags),
-        "compiled": [[to_json(v), how] for v, how in an.compiled],
+        "compiled": [[to_json(v), how, optional] for v, how, optional in an.compiled],
     }

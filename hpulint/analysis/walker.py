@@ -58,7 +58,7 @@ class Walker(Definitions, Flow, Bindings):
         self.value_cache: dict = {}
         self.default_device_set = False
         self.wraps_step: set = set()  # ids of Ifs whose body runs an optimizer step
-        self.compiled: list = []  # (Val compiled, how): torch.compile(x), x.compile()
+        self.compiled: list = []  # (Val compiled, how, under an `if`): torch.compile(x), x.compile()
         self._ids: dict = {}  # id(def node) -> fid/cid
         self._stores: set = set()  # ids of Name nodes that are assignment targets
         self._called_attrs: set = set()  # ids of Attribute nodes that are a call's callee

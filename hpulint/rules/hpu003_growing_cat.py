@@ -16,6 +16,9 @@ from hpulint.rules.base import Rule
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
                                           "column_stack", "row_stack", "dstack"))
+# methods whose result has the receiver's shape: `torch.cat([acc.clone(), x])` still grows `acc`
+SAME_SHAPE = frozenset({"index_select", "clone", "contiguous", "detach", "to", "float", "half", "bfloat16",
+                        "long", "int", "type_as"})
 SETUP_METHODS = frozenset({"__init__", "__post_init__", "reset", "reset_parameters", "setup"})
 
 MESSAGE = (
@@ -34,12 +37,22 @@ class GrowingCatAccumulator(Rule):
     fix_safety = "safe"
 
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.aliases: dict = {}  # (function, name) -> the state it was read from (`m = kwargs["mask"]`)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
         value = node.value
         an = self.an
+        if type(target) is cst.Name:
+            key = (id(an.function), target.value)
+            if type(value) in (cst.Subscript, cst.Attribute):
+                self.aliases[key] = value
+            else:
+                self.aliases.pop(key, None)
         if type(value) is not cst.Call or not value.args:
             return
         join = an.qualname(value.func)
@@ -48,13 +61,24 @@ class GrowingCatAccumulator(Rule):
         seq = value.args[0].value
         if type(seq) not in (cst.List, cst.Tuple):
             return
-        if not any(el.value.deep_equals(target) for el in seq.elements):
+        if not any(self._of_itself(el.value, target) for el in seq.elements):
             return
         pieces = [an.value(el.value) for el in seq.elements]
         text = code(target)
         message = MESSAGE.format(target=text, join=join, why="{why}")
         fn = an.function
         here = an.here()
+        if _param_state(target, fn) and not _persistent(target):
+            # `model_kwargs["attention_mask"] = torch.cat([mask, ...])`: the caller's state,
+            # extended on every call of a function that runs every step (a decoding helper)
+            def when_param():
+                if all(an.is_host(p) for p in pieces):
+                    return None
+                why = an.every_step(here)
+                return why  # "in update() (called from the step loop in ...)"
+
+            self.report(node, message, when=when_param)
+            return
         if _persistent(target) and fn.kind == "function":
             # lives across calls: grows on every call of the method that extends it
             if fn.name in SETUP_METHODS:
@@ -88,6 +112,23 @@ class GrowingCatAccumulator(Rule):
             return f"in a while loop {why}" if why else None
 
         self.report(node, message, fix=fix, when=when)
+
+    def _of_itself(self, expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+        """The piece is the accumulator: itself, a name read from it in this function, its rows
+        picked by an index (`input_ids[beam_idx, :]`, beam search) or a same-shape copy of it."""
+        if expr.deep_equals(target):
+            return True
+        tp = type(expr)
+        if tp is cst.Name:
+            alias = self.aliases.get((id(self.an.function), expr.value))
+            return alias is not None and alias.deep_equals(target)
+        if tp is cst.Subscript and type(expr.value) is not cst.Subscript:
+            return all(type(e.slice) is cst.Index or (e.slice.lower is None and e.slice.upper is None
+                                                       and e.slice.step is None)
+                       for e in expr.slice) and self._of_itself(expr.value, target)
+        if tp is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in SAME_SHAPE:
+            return self._of_itself(expr.func.value, target)
+        return False
 
     def _list_fix(self, node: cst.Assign, target, value: cst.Call, seq, join: str):
         """Collect the pieces in a list in the loop and concatenate once after it.
@@ -142,6 +183,14 @@ def _has_escape(body: cst.CSTNode, name: str) -> bool:
                 return True
         stack.extend(n.children)
     return False
+
+
+def _param_state(target: cst.BaseExpression, fn) -> bool:
+    """`kwargs["mask"]`, `cache.keys`: state held by an argument of the function (not `self`)."""
+    if type(target) not in (cst.Subscript, cst.Attribute):
+        return False
+    base = target.value
+    return type(base) is cst.Name and base.value in fn.params and base.value not in ("self", "cls")
 
 
 def _persistent(target: cst.BaseExpression) -> bool:

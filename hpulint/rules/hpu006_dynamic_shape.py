@@ -87,11 +87,17 @@ class DynamicShapeInHotPath(Rule):
                                      host_index)
                     return
             elif not store:
-                bounds = [an.value(p) for p in (s.lower, s.upper, s.step) if p is not None]
+                parts = [p for p in (s.lower, s.upper, s.step) if p is not None]
+                bounds = [an.value(p) for p in parts]
                 if bounds:
-                    def data_bound(bounds=bounds, base=base):
+                    here = an.here()
+
+                    def data_bound(bounds=bounds, base=base, parts=parts, here=here):
+                        # a number read from a tensor once, before the step loop, is the same
+                        # bound in every pass: one shape, not a new one per step
                         return an.is_device_tensor(base) and any(
-                            an.is_data_scalar(b) or an.is_device_tensor(b) for b in bounds)
+                            an.is_device_tensor(b) or (an.is_data_scalar(b) and not an.same_every_pass(here, p))
+                            for b, p in zip(bounds, parts))
 
                     self._report(node, "a slice bound read from tensor data", "slice", data_bound)
                     return

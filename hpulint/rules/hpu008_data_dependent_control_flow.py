@@ -67,5 +67,8 @@ def _operands(test: cst.BaseExpression, an):
             stack.append(n.expression)
         elif type(n) is cst.Call and n.args and an.qualname(n.func) == "torch.is_nonzero":
             yield n.args[0].value  # a Python bool read from the tensor's value
+        elif type(n) is cst.Comparison and len(n.comparisons) == 1 \
+                and type(n.comparisons[0].operator) in (cst.In, cst.NotIn):
+            yield n.comparisons[0].comparator  # `0.0 in mask`: Python scans the tensor's values
         else:
             yield n

@@ -1,0 +1,264 @@
+"""Decoding and training loops as large code bases write them (the second held-out set's misses,
+read after it became a development set): a model called through `self(...)` in a generation
+mixin, a forward helper that walks micro-batches, a step split into gradient-accumulation parts,
+an optional `torch.compile` of a helper, DeepSpeed's accelerator constructors, beam-search
+accumulators re-gathered each step, a decoding helper that extends the caller's dict, a Python
+number read once before the loop, membership tests on a tensor, and a custom autograd
+`Function`'s backward.
+
+The cases are written for these tests; none is copied from a repository.
+"""
+from __future__ import annotations
+
+import textwrap
+
+from hpulint.engine import lint_source
+
+
+def found(src: str, select: tuple = ()) -> list:
+    out = [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "gen.py")]
+    return [x for x in out if not select or x[0] in select]
+
+
+MIXIN = """
+import torch
+import torch.nn as nn
+
+
+class GenerationMixin:
+    def sample(self, input_ids, steps):
+        done = False
+        while not done:
+            logits = self(input_ids)
+            nxt = logits[:, -1].argmax(-1)
+            input_ids = torch.cat([input_ids, nxt[:, None]], dim=-1)
+            done = input_ids.shape[1] > steps
+        return input_ids
+
+
+class Model(nn.Module{mixin}):
+    def forward(self, x):
+        return x.float()
+"""
+
+
+def test_self_call_in_a_mixin_of_a_model_is_a_model_call():
+    assert found(MIXIN.format(mixin=", GenerationMixin"), ("HPU003",)) == [("HPU003", 12)]
+
+
+def test_self_call_in_a_class_no_model_derives_from_is_not():
+    assert found(MIXIN.format(mixin=""), ("HPU003",)) == []
+
+
+MICRO = """
+import torch
+
+
+def _helper(model, tokens):
+    return model(tokens)
+
+
+def forward_in_parts(model, tokens, {size}):
+    out = []
+    for {counter} in range(tokens.shape[0] // {size}):
+        out.append(_helper(model, tokens[:{size}]))
+    return torch.cat(out)
+
+
+def generate(model, tokens: torch.Tensor, steps):
+    for context_length in range(1, steps):
+        logits = forward_in_parts(model, tokens[:, :context_length], 2)
+        tokens[:, context_length] = logits[:, -1].argmax(-1)
+"""
+
+
+def test_a_loop_over_micro_batches_is_part_of_one_step():
+    # the decode loop around the helper is the step loop: its counter recompiles each token
+    for counter, size in (("micro_batch_index", "size"), ("i", "micro_batch_size")):
+        assert found(MICRO.format(counter=counter, size=size), ("HPU001",)) == [("HPU001", 18), ("HPU001", 19)]
+
+
+def test_a_loop_over_whole_runs_makes_the_caller_an_epoch():
+    # a helper whose loop runs many steps (each pass a model call): the caller's loop is not one step
+    assert found(MICRO.format(counter="chunk", size="size"), ("HPU001",)) == []
+
+
+ACCUM = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def train_step(model, batches, optimizer, accumulation_steps):
+    for _ in range(accumulation_steps):
+        loss = model(next(batches)).sum()
+        loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def train(model, batches, optimizer, steps, accumulation_steps):
+    for step in range(steps):
+        train_step(model, batches, optimizer, accumulation_steps)
+        htcore.mark_step()
+"""
+
+
+def test_gradient_accumulation_parts_leave_the_step_function_hot():
+    assert found(ACCUM, ("HPU005",)) == [("HPU005", 11)]
+
+
+OPTIONAL_COMPILE = """
+import torch
+
+
+def next_token(model, x):
+    return model(x)[:, -1].argmax(-1)
+
+
+def generate(model, x, steps):
+    for _ in range(steps):
+        tok = next_token(model, x)
+        print(tok.item())
+        x = torch.cat([x, tok[:, None]], dim=1)
+    return x
+
+
+def main(model, x, compile=False):
+    global next_token
+    {guard}next_token = torch.compile(next_token)
+    return generate(model, x, 4)
+"""
+
+
+def test_an_optional_compile_of_a_helper_leaves_its_callers_in_lazy_mode():
+    src = OPTIONAL_COMPILE.format(guard="if compile:\n        ")
+    assert found(src, ("HPU003", "HPU005")) == [("HPU005", 12), ("HPU003", 13)]
+
+
+def test_a_helper_always_compiled_makes_its_caller_eager():
+    assert found(OPTIONAL_COMPILE.format(guard=""), ("HPU003", "HPU005")) == []
+
+
+ACCEL = """
+import torch
+from deepspeed.accelerator import get_accelerator
+
+
+def sample(model, ids, start, maxlen):
+    tokens = get_accelerator().LongTensor(ids)
+    context_length = start
+    while context_length <= maxlen:
+        logits = model(tokens)
+        tokens[:, context_length] = logits[:, -1].argmax(-1)
+        context_length += 1
+"""
+
+
+def test_deepspeed_accelerator_constructors_make_device_tensors():
+    assert found(ACCEL, ("HPU001",)) == [("HPU001", 11)]
+
+
+BEAMS = """
+import torch
+
+
+def update(outputs, model_kwargs):
+    attention_mask = model_kwargs["attention_mask"]
+    model_kwargs["attention_mask"] = torch.cat([attention_mask, attention_mask.new_ones((attention_mask.shape[0], 1))], dim=-1)
+    return model_kwargs
+
+
+def window(outputs, state):
+    state["buf"] = torch.cat([state["buf"][:, 1:], outputs], dim=-1)
+    return state
+
+
+def beam_search(model, input_ids, model_kwargs, beam_idx, steps):
+    for _ in range(steps):
+        out = model(input_ids, **model_kwargs)
+        nxt = out.argmax(-1)
+        model_kwargs = update(out, model_kwargs)
+        input_ids = torch.cat([input_ids[beam_idx, :], nxt.unsqueeze(-1)], dim=-1)
+        model_kwargs = window(out, model_kwargs)
+        kept = torch.cat([input_ids[:, 1:], nxt.unsqueeze(-1)], dim=-1)
+    return input_ids
+"""
+
+
+def test_accumulators_regathered_or_held_by_the_callers_dict_grow():
+    # the rolling window (line 12) and the sliding copy (line 23) keep their shape
+    assert found(BEAMS, ("HPU003",)) == [("HPU003", 7), ("HPU003", 21)]
+
+
+BOUND = """
+import torch
+
+
+def beam_search(model, tokens, lengths, beam_size, steps):
+    width = int(lengths.max().item())
+    for step in range(steps):
+        logits = model(tokens)
+        scores, indices = torch.sort(logits.view(-1), descending=True)
+        best = indices[: 2 * beam_size]
+        first = indices[:width]
+        n = int(scores[0].item())
+        top = indices[:n]
+
+
+def main(model, tokens, lengths):
+    beam_search(model, tokens, lengths, int(lengths[0].item()), 8)
+"""
+
+
+def test_a_number_read_before_the_loop_is_the_same_bound_every_pass():
+    assert found(BOUND, ("HPU006",)) == [("HPU006", 13)]
+
+
+MEMBERSHIP = """
+import torch
+import torch.nn as nn
+
+
+class Attention(nn.Module):
+    def forward(self, x, attention_mask=None):
+        if attention_mask is not None and 0.0 in attention_mask:
+            x = x * attention_mask
+        if "causal" in self.kinds:
+            x = x + 1
+        return x
+"""
+
+
+def test_membership_in_a_device_tensor_reads_it_on_the_host():
+    src = MEMBERSHIP.replace("def forward(self, x, attention_mask=None):",
+                             "def forward(self, x, attention_mask: torch.Tensor = None):")
+    assert found(src, ("HPU008",)) == [("HPU008", 8)]
+
+
+AUTOGRAD = """
+import torch
+import torch.nn as nn
+
+
+class Recompute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, fn, x):
+        ctx.fn = fn
+        return fn(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = ctx.fn(grad)
+        if torch.equal(out, torch.zeros_like(out)):
+            out = grad
+        return None, out
+
+
+class Block(nn.Module):
+    def forward(self, x):
+        return Recompute.apply(torch.sin, x)
+"""
+
+
+def test_a_custom_functions_backward_runs_every_step():
+    assert found(AUTOGRAD, ("HPU002",)) == [("HPU002", 15)]
