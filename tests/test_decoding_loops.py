@@ -262,3 +262,40 @@ class Block(nn.Module):
 
 def test_a_custom_functions_backward_runs_every_step():
     assert found(AUTOGRAD, ("HPU002",)) == [("HPU002", 15)]
+
+
+ROPE = """
+import torch
+import torch.nn as nn
+
+
+class Rotary(nn.Module):
+    def forward(self, x, seq_len=None):
+        if seq_len > self.max_seq_len_cached:
+            self.max_seq_len_cached = seq_len
+        return self.cos_cached[:seq_len].to(x.dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rotary_emb = Rotary()
+
+    def forward(self, hidden, past_key_value: tuple[torch.Tensor, torch.Tensor] = None, reuse_cache=False):
+        kv_seq_len = hidden.shape[-2]
+        if past_key_value is not None:
+            if reuse_cache:
+                kv_seq_len = past_key_value[0][-2]
+            else:
+                kv_seq_len += past_key_value[0].shape[-2]
+        return self.rotary_emb(hidden, seq_len={arg})
+"""
+
+
+def test_a_number_on_one_path_and_a_tensor_on_another_is_not_taken_for_a_tensor():
+    # under reuse_cache the cache holds shapes: the code is written for a Python int
+    assert found(ROPE.format(arg="kv_seq_len"), ("HPU006", "HPU008")) == []
+
+
+def test_a_parameter_every_caller_fills_with_a_tensor_is_still_one():
+    assert found(ROPE.format(arg="past_key_value[0][-2]"), ("HPU006", "HPU008")) == [("HPU008", 8)]

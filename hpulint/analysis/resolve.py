@@ -257,6 +257,11 @@ class Resolver:
             return r(NONE) if parts and all(p.kind == NONE for p in parts) else R_UNKNOWN
         dev = [p for p in real if p.kind in DEVICE_TENSORS]
         if dev:
+            if any(p.kind in (SCALAR, DATA) for p in real):
+                # a Python number on one path and a tensor on another (`kv_seq_len` from a shape, or
+                # an element of a cache that holds shapes under `reuse_cache`): the code is
+                # written for a number, and which path runs is not known here
+                return R_UNKNOWN
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         return real[0]
 
