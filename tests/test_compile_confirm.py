@@ -119,3 +119,11 @@ def test_requires_grad_and_object_attribute_storms_are_hpu016():
     # a global's own value is not an attribute: not HPU016's
     glob = run(recompile("0/0", "G['STEP'] == 0"), recompile("0/1", "G['STEP'] == 1"))
     assert statuses([{"code": "HPU016", "line": 7}], glob) == [("HPU016", 7, "not reproduced")]
+
+
+def test_rank_and_dtype_guards_are_hpu015s():
+    from hpulint.lazy.compile_confirm import codes_for
+
+    assert codes_for("tensor 'images' rank mismatch. expected 3, actual 4") == ("HPU015",)
+    assert codes_for("tensor 'x' dtype mismatch. expected Byte, actual Half") == ("HPU015",)
+    assert codes_for("tensor 'x' requires_grad mismatch. expected requires_grad=0") == ("HPU016",)

@@ -12,7 +12,8 @@ A finding at line L is **confirmed** when the run under Dynamo shows, at L:
   also: L calls ``torch._dynamo.mark_static`` and the run recompiled on sizes). "At least 2":
   Dynamo recompiles once anyway when an int, a float or a dimension first changes, and makes
   it dynamic from then on (automatic dynamic shapes); a rule claims more than that. The kinds:
-  HPU015 a size or stride guard, HPU016 a guard on ``self.<attribute>``, HPU017 a guard on any
+  HPU015 a size or stride guard (or an input's rank or dtype), HPU016 a guard on
+  ``self.<attribute>``, HPU017 a guard on any
   other Python value (``== 'step3'``, ``len(xs) == 4``, ``G['STEP'] == 2``).
 
 Otherwise it is **not reproduced**. The lazy-mode codes (HPU001-HPU009, HPU011) are **not
@@ -72,6 +73,8 @@ def codes_for(guard: str) -> tuple:
     """The recompile rules a recompilation guarded by ``guard`` can confirm. HPU016 also covers
     the `requires_grad` of parameters changed between calls (module state, "grad" guards)."""
     kind = guard_kind(guard)
+    if "rank mismatch" in (guard or "") or "dtype mismatch" in (guard or ""):
+        return ("HPU015",)  # an input's rank or dtype: never made dynamic (compile_forms)
     if kind == "grad":
         return ("HPU016",)
     out = tuple(c for c, k in _KIND.items() if k == kind)

@@ -13,6 +13,12 @@ Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
   recompile (not for a plain object's attribute: still a recompile every call). Not reported: a float attribute bumped the same way (one recompile,
   then dynamic, under the ``eager`` backend the verifier uses; a recompile every call under
   ``inductor``: the backend decides, so hpulint does not claim either).
+- **an int attribute bumped by a forward hook** (``module.calls += 1`` in a function given to
+  ``register_forward_pre_hook``/``register_forward_hook`` in the ``__init__`` of a module whose
+  ``forward`` is compiled): Dynamo runs module hooks inside the compiled ``forward`` and guards
+  on the value (``self._modules['adapter'].calls == 3``), so every call recompiles: 8 graphs and
+  an eager fallback over 12 calls, whether or not ``forward`` reads it. A tensor buffer bumped by
+  the hook: 1 graph.
 - **``requires_grad`` changed between calls, on a part picked by a loop counter** (gradual
   unfreezing: ``encoder[k - epoch].requires_grad_(True)``): Dynamo guards on every parameter's
   ``requires_grad`` ("requires_grad mismatch"), so each new set of trainable parameters is a new
@@ -102,6 +108,61 @@ def _operands(node: cst.BaseExpression) -> list:
             stack += (n.left, n.right)
         else:
             out.append(n)
+    return out
+
+
+# --- forward hooks -----------------------------------------------------------------------------
+
+HOOKS = {"register_forward_pre_hook": "forward pre-hook", "register_forward_hook": "forward hook"}
+
+
+def registered_hook(call: cst.Call) -> Optional[tuple]:
+    """(hook function name, kind) for `x.register_forward_pre_hook(f)` / `(self.f)`."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in HOOKS or not call.args:
+        return None
+    f = call.args[0].value
+    if isinstance(f, cst.Name):
+        return f.value, HOOKS[call.func.attr.value]
+    if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+        return f.attr.value, HOOKS[call.func.attr.value]
+    return None
+
+
+def hook_bumps(an, hooks: list, defs: dict, int_attrs: set, limit: int) -> list:
+    """(statement, attribute, deferred message) for `module.n += 1` (or `self.n += 1` in a bound
+    method) in a forward hook registered in a method of a class whose compiled forward runs it."""
+    out = []
+    for name, kind, cls in hooks:
+        fn = defs.get(name)
+        if fn is None:
+            continue
+        params = [p.name.value for p in fn.params.params]
+        owners = {params[0], "self"} if params else {"self"}
+        for stmt in _walk_statements(fn):
+            target = bumped_attribute(stmt)
+            if target is None or not int_step(stmt) or not isinstance(target.value, cst.Name) \
+                    or target.value.value not in owners or target.attr.value not in int_attrs:
+                continue
+
+            def when(stmt=stmt, target=target, name=name, kind=kind, cls=cls):
+                fwd = next((s for s in an.all_functions if s.name == "forward" and s.cls is not None
+                            and s.cls.name == cls and an.compiled_why(s)), None)
+                if fwd is None:
+                    return None
+                where = f"in {name}(), a {kind} registered by {cls}, whose compiled forward() runs it (Dynamo traces module hooks)"
+                return bump_message(stmt, target, limit, where, True)
+            out.append((stmt, target, when))
+    return out
+
+
+def _walk_statements(fn: cst.FunctionDef) -> list:
+    out, stack = [], list(fn.body.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.SimpleStatementLine):
+            out += [s for s in n.body if isinstance(s, (cst.AugAssign, cst.Assign))]
+        elif isinstance(n, cst.BaseCompoundStatement) and not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+            stack += list(n.body.body) if hasattr(n.body, "body") else []
     return out
 
 

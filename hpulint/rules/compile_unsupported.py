@@ -20,6 +20,11 @@ Dynamo logs quoted in the message.
 - sparse tensors: ``torch.sparse.mm``/``addmm``/``sum``... of a tensor made outside the function,
   ``torch.sparse_coo_tensor``, ``.to_sparse()`` ("Attempted to wrap sparse Tensor"; dense
   arguments to ``torch.sparse.mm`` are traced);
+- ``with torch.random.fork_rng():`` ("Unsupported context manager": Dynamo cannot resume inside
+  the block, so the whole function runs eagerly: 0 graphs, and the calls in the block, a
+  ``manual_seed`` among them, are not breaks of their own);
+- packed sequences: ``torch.nn.utils.rnn.pack_padded_sequence``, ``pad_packed_sequence`` and
+  ``pack_sequence`` ("Attempted to call function marked as skipped"; ``pad_sequence`` is traced);
 - attribute reads on an instance of a ``dict`` subclass whose ``__getattr__`` is not a function
   (``__getattr__ = dict.__getitem__`` or ``dict.get``: "User-defined object with non-function
   __getattr__"; a ``def __getattr__`` is traced), at the first read in each function.
@@ -48,6 +53,17 @@ SPARSE_MAKERS = frozenset({"torch.sparse_coo_tensor", "torch.sparse_csr_tensor",
 TO_SPARSE = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr",
                        "to_sparse_bsc"})
 
+FORK_RNG = frozenset({"torch.random.fork_rng"})
+PACKING = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pad_packed_sequence",
+                     "torch.nn.utils.rnn.pack_sequence"})
+FORK_WHY = ("Dynamo does not support `torch.random.fork_rng()` as a context manager (\"Unsupported context "
+            "manager\"): it cannot resume inside the block, so the whole function runs eagerly")
+FIX_FORK = ("Fork and seed the RNG in the eager code around the compiled call (`with torch.random.fork_rng(): "
+            "torch.manual_seed(s); out = compiled(x)`)")
+PACK_WHY = ("Dynamo does not trace `{name}()` (packed sequences: \"Attempted to call function marked as "
+            "skipped\")")
+FIX_PACK = ("Keep the padded batch and mask it (`pad_sequence` and a length mask are traced), or pack and run "
+            "the recurrent part in the eager code around the compiled parts")
 RNN_WHY = "Dynamo does not trace `nn.{name}` modules (\"Attempted to wrap RNN, GRU, or LSTM\")"
 FIX_RNN = ("Run the recurrent module in the eager code and compile the parts around it, or unroll it "
            "with `nn.GRUCell`/`nn.LSTMCell` (traced)")
@@ -195,6 +211,9 @@ def unsupported_call(an, built: Built, node: cst.Call) -> Optional[tuple]:
     qn = an.qualname(func) or ""
     if qn in GC:
         return f"`{qn}()`", GC_WHY.format(name=qn), FIX_GC, lambda: True
+    if qn in PACKING:
+        name = qn.rsplit(".", 1)[1]
+        return f"`{name}(...)`", PACK_WHY.format(name=name), FIX_PACK, lambda: True
     if qn in SPARSE_MAKERS:
         return f"`{qn}(...)`", SPARSE_WHY, FIX_SPARSE, lambda: True
     if qn in SPARSE_OPS and node.args:
@@ -231,6 +250,11 @@ def module_call(fn, built: Built, func: cst.BaseExpression):
             name = q.rsplit(".", 1)[1]
             return f"a call of the `{name}` `{code(func)}`", QUANT_WHY, FIX_QUANT
     return None
+
+
+def fork_rng_with(an, item: cst.BaseExpression) -> bool:
+    """`with torch.random.fork_rng(...):`."""
+    return type(item) is cst.Call and (an.qualname(item.func) or "") in FORK_RNG
 
 
 def lock_with(fn, built: Built, item: cst.BaseExpression) -> Optional[tuple]:

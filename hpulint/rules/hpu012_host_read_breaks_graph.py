@@ -33,8 +33,8 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
-from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_LOCK, Built, lock_with,
-                                               module_call, unsupported_call)
+from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_FORK, FIX_LOCK, FORK_WHY, Built,
+                                               fork_rng_with, lock_with, module_call, unsupported_call)
 from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
@@ -85,14 +85,14 @@ class HostReadBreaksGraph(Rule):
     summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
                "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
                "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
-               "gc.collect, a lock, an RNN or fake-quantize module, a sparse tensor, an attr-dict read or a "
-               "side-effect hook inside a torch.compile'd function (graph break)")
+               "gc.collect, a lock, fork_rng, a packed sequence, an RNN or fake-quantize module, a sparse tensor, an "
+               "attr-dict read or a side-effect hook inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
                 "enerator", "requires_grad", "warn(", "disable", "rng_state", "GRU", "LSTM", "RNN", "quantiz",
                 "Lock", "GradScaler", "zero_grad", "state_dict", "add_param_group", "gc.", "sparse", "__getattr__",
-                "register_hook")
+                "register_hook", "fork_rng", "pack_")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -103,6 +103,8 @@ class HostReadBreaksGraph(Rule):
         self.attr_reads: dict = {}  # id(function scope) -> Attribute nodes read there (attr-dicts)
         self.passed: set = set()  # keywords given (not None) to calls of compiled callables
         self.compiled_names: set = set()
+        self.forked = 0  # depth of `with torch.random.fork_rng():` blocks around the node
+        self.fork_withs: set = set()
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -154,10 +156,22 @@ class HostReadBreaksGraph(Rule):
         if an.function.kind != "function" or not_traced(an):
             return
         fn = an.function
+        forks = [item.item for item in node.items if fork_rng_with(an, item.item)]
+        if forks:
+            if not self.forked:
+                self._report(forks[0], None, FIX_FORK, lambda: True,
+                             subject=lambda: (f"`with {code(forks[0])}:`", FORK_WHY))
+            self.forked += 1
+            self.fork_withs.add(id(node))
+            return
         for item in node.items:
             expr = item.item
             self._report(expr, None, FIX_LOCK, lambda expr=expr: lock_with(fn, self.built, expr) is not None,
                          subject=lambda expr=expr: lock_with(fn, self.built, expr)[:2])
+
+    def leave_With(self, node: cst.With) -> None:
+        if id(node) in self.fork_withs:
+            self.forked -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
@@ -281,6 +295,8 @@ class HostReadBreaksGraph(Rule):
 
     def _report(self, node: cst.CSTNode, what, fix: str, check, subject=None) -> None:
         an = self.an
+        if self.forked:
+            return  # inside a fork_rng block the function runs eagerly: only the `with` is a break
         fn = an.function
         stmt = an.statement
         logged = _is_log_statement(an, stmt)

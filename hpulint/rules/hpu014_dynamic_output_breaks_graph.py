@@ -6,7 +6,7 @@ Sources: PyTorch docs, "Dynamic Shapes" (data-dependent output sizes need
 ``capture_dynamic_output_shape_ops``; otherwise Dynamo breaks the graph at the op) and
 "torch.compile Troubleshooting". Measured on torch 2.13 (docs/compile-target.md): ``nonzero``,
 ``x[mask]``, ``masked_select``, one-argument ``where``, ``unique``, ``bincount`` (with or without
-``minlength``) and ``repeat_interleave`` with tensor repeats break the graph (and the graph after them recompiles once when the size first
+``minlength``), ``F.one_hot`` without ``num_classes`` and ``repeat_interleave`` with tensor repeats break the graph (and the graph after them recompiles once when the size first
 changes); ``torch.equal`` breaks it too, whether or not an ``if`` reads the result.
 """
 from __future__ import annotations
@@ -25,6 +25,10 @@ SHAPE = "its output shape depends on the data and Dynamo does not capture it"
 SHAPE_FIX = ("Keep the shape static (`torch.where(mask, x, 0)`, or weight by the mask), or set "
              "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`")
 EQUAL = "`torch.equal` returns a Python bool read from both tensors' values"
+ONE_HOT = ("without `num_classes` its number of classes is the largest label + 1, read from the data "
+           "(\"Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape\")")
+ONE_HOT_FIX = ("Pass the number of classes: `F.one_hot(labels, num_classes)` (its output shape is then static; "
+               "`capture_dynamic_output_shape_ops` does not help here)")
 EQUAL_FIX = ("Compare on the device (`(a == b).all()` with `torch.where`), or move the check out of "
              "the compiled function")
 DYNAMIC = {
@@ -40,8 +44,9 @@ DYNAMIC = {
 class DynamicOutputBreaksGraph(Rule):
     code = "HPU014"
     name = "dynamic-output-breaks-graph"
-    summary = "nonzero / mask indexing / unique / bincount / torch.equal inside a torch.compile'd function (graph break)"
-    triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal", "bincount")
+    summary = "nonzero / mask indexing / unique / bincount / one_hot without num_classes / torch.equal inside a torch.compile'd function (graph break)"
+    triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal", "bincount",
+                "one_hot")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -87,6 +92,9 @@ class DynamicOutputBreaksGraph(Rule):
         if qn == "torch.equal":
             self._report(node, "`torch.equal(...)`", EQUAL, EQUAL_FIX, lambda: True)
             return
+        if qn == "torch.nn.functional.one_hot" and node.args and _no_class_count(node):
+            self._report(node, "`one_hot` without `num_classes`", ONE_HOT, ONE_HOT_FIX, lambda: is_tensor(an, first))
+            return
         if self.capture:
             return
         if _is_where1(an, node):
@@ -123,6 +131,18 @@ class DynamicOutputBreaksGraph(Rule):
             return where(fn, why)
 
         self.report(node, MESSAGE.format(what=what, where="{why}", reason=reason, fix=fix), when=when)
+
+
+def _no_class_count(call: cst.Call) -> bool:
+    """`F.one_hot(t)` or `F.one_hot(t, -1)`: the class count is read from the data (measured on
+    2.13: a graph break, also with `capture_dynamic_output_shape_ops = True`)."""
+    given = [a.value for a in call.args[1:2] if a.keyword is None] + \
+        [a.value for a in call.args if a.keyword is not None and a.keyword.value == "num_classes"]
+    if not given:
+        return True
+    v = given[0]
+    return type(v) is cst.UnaryOperation and type(v.operator) is cst.Minus and type(v.expression) is cst.Integer \
+        and v.expression.value == "1"
 
 
 def _is_where1(an, node: cst.BaseExpression) -> bool:

@@ -17,7 +17,10 @@ import libcst as cst
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
-from hpulint.rules.compiled_region import MANY, LoopCalls, bound_name, counter_values, is_compile_call, recompiles_text
+from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
+                                         input_forms, size_key)
+from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, counter_values, is_compile_call,
+                                           names_in, recompiles_text)
 
 MESSAGE = (
     "{how}, but {name} is called in a loop with {what} that changes every pass (`{arg}`): Dynamo "
@@ -37,14 +40,17 @@ class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
     summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
-               "more listed values, or grow through its own output fed back")
-    triggers = ("dynamic=False", "mark_static")
+               "more listed values, or grow through its own output fed back; a compiled function fed inputs of 3 "
+               "or more ranks or dtypes; a dict keyed by a size filled in the compiled region")
+    triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.static: list = []  # (keyword Arg, compile call, name called)
         self.marks: list = []  # (mark_static call, name, loop, counters)
+        self.compiled: dict = {}  # name called -> (compile call or decorator, target expression)
+        self.keyed: list = []  # (Assign, function scope, container, key): `cache[k] = ...` in a function
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -54,6 +60,10 @@ class StaticShapesRecompile(LoopCalls):
                 and an.loop is not None:
             self.marks.append((node, node.args[0].value.value, an.loop, self.counters_here()))
             return
+        if is_compile_call(an, node) and node.args:
+            name = bound_name(an, node)
+            if name is not None:
+                self.compiled[name] = (node, node.args[0].value)
         arg = _static_kw(node)
         if arg is None:
             return
@@ -64,7 +74,19 @@ class StaticShapesRecompile(LoopCalls):
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
             self.static.append((arg, node, code(node.func.value)))
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        fn = self.an.function
+        if fn.kind == "function" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
+            t = node.targets[0].target
+            if type(t.value) in (cst.Name, cst.Attribute) and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index:
+                self.keyed.append((node, fn, t.value, t.slice[0].slice.value))
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for d in node.decorators:
+            dec = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
+            if (self.an.qualname(dec) or "") == "torch.compile":
+                self.compiled.setdefault(node.name.value, (d.decorator, node.name))
         for d in node.decorators:
             call = d.decorator
             if type(call) is cst.Call and is_compile_call(self.an, call):
@@ -73,6 +95,8 @@ class StaticShapesRecompile(LoopCalls):
                     self.static.append((arg, call, node.name.value))
 
     def finish(self) -> None:
+        self._forms()
+        self._size_keys()
         for arg, call, name in self.static:
             hit = self._varying_call(name)
             if hit is not None:
@@ -98,6 +122,51 @@ class StaticShapesRecompile(LoopCalls):
                 msg = COUNTED.format(how=how, name="the compiled function", what="a size",
                                      values=recompiles_text(n, self.limit), arg=", ".join(sorted(shape)), fix=FIX_STATIC)
             self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
+
+    def _forms(self) -> None:
+        """A compiled callable fed tensors of 3 or more ranks or dtypes (compile_forms)."""
+        for callee, call, forms in input_forms(self.module, set(self.compiled)):
+            what, said = forms_text(forms)
+            # at the compile call: each form's first call recompiles, from its own line
+            self.report(self.compiled[callee][0], FORMS.format(name=callee, n=len(forms), what=what, said=said,
+                                           values=recompiles_text(len(forms), self.limit, "forms")))
+
+    def _size_keys(self) -> None:
+        """`cache[T] = ...` on a dict, keyed by a size, in the compiled region (compile_forms)."""
+        if not self.keyed:
+            return
+        dicts = dict_names(self.module)
+        built = built_from(self.module)
+        for node, fn, container, key in self.keyed:
+            leaf = container.attr.value if type(container) is cst.Attribute else container.value
+            if leaf not in dicts or type(fn.node) is not cst.FunctionDef or not size_key(self.module, fn.node, key):
+                continue
+            cls = fn.cls.name if fn.cls is not None else None
+            site = None
+            for name, (at, target) in self.compiled.items():
+                made = called_names(target) | {c for n in names_in(target) for c in built.get(n, ())}
+                if cls is not None and cls in made or cls is None and len(self.compiled) == 1:
+                    site = (name, at)
+                    break
+            if site is None or not self._sizes_vary(site[0]):
+                continue  # one size: the fill and the hit, one recompile (measured)
+            name, at = site
+            stmt = code(node).strip().splitlines()[0]
+            msg = SIZE_KEY.format(name=name, fn=fn.name, cache=code(container), stmt=stmt, limit=self.limit)
+            self.report(at, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
+            return
+
+    def _sizes_vary(self, name: str) -> bool:
+        """``name`` is called in a loop with a size that takes 3 or more values (or more than the limit)."""
+        for call, callee, loop, counters in self.calls:
+            if callee != name:
+                continue
+            for a in call.args:
+                shape = self.shape_counters(a.value, loop, counters)
+                n = counter_values(counters, shape) if shape else None
+                if self.unbounded(shape, counters) or n is not None and n >= MANY:
+                    return True
+        return False
 
     def _varying_call(self, name: str):
         """(what varies, the argument, how many values or None for more than the limit) for a

@@ -14,8 +14,8 @@ import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
-from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, int_step, is_self_attr,
-                                         literal_kind, unfreeze_findings)
+from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
+                                         is_self_attr, literal_kind, registered_hook, unfreeze_findings)
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
                                            counters_here, int_of_counters, is_compile_call, names_in, not_traced,
                                            recompile_limit, recompiles_text, where)
@@ -43,7 +43,8 @@ class ModuleAttributeRecompile(Rule):
     code = "HPU016"
     name = "module-attribute-recompile"
     summary = ("an int attribute that forward reads differs between compiled instances, is set from a "
-               "loop counter between calls of the compiled module, or is bumped inside the compiled region; "
+               "loop counter between calls of the compiled module, or is bumped inside the compiled region (also "
+               "by a forward hook the compiled module runs); "
                "requires_grad changed on a part picked by a loop counter between calls")
     triggers = ("compile",)
 
@@ -63,6 +64,9 @@ class ModuleAttributeRecompile(Rule):
         self.made_of: dict = {}  # name -> names in the expression last assigned to it
         self.toggles: list = []  # (statement or call, receiver, loop, counters): requires_grad changed in a loop
         self.literals: dict = {}  # (class name, attr) -> kinds of the values `self.<attr> = ...` sets
+        self.hooks: list = []  # (hook name, kind, registering class): `register_forward_pre_hook(f)` in a method
+        self.int_attrs: set = set()  # attribute names some `x.<attr> = <int>` sets
+        self.defs: dict = {}  # function name -> FunctionDef (module level and methods)
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -81,6 +85,7 @@ class ModuleAttributeRecompile(Rule):
     leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comp
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.defs.setdefault(node.name.value, node)
         cls = self.an.current_class
         if cls is not None and node.name.value == "__init__":
             self.params[cls.name] = [p.name.value for p in node.params.params][1:]
@@ -111,6 +116,8 @@ class ModuleAttributeRecompile(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         an = self.an
         self._bump(node)
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Attribute and literal_kind(node.value) == "int":
+            self.int_attrs.add(node.targets[0].target.attr.value)
         if an.current_class is not None and len(node.targets) == 1 and is_self_attr(node.targets[0].target):
             key = (an.current_class.name, node.targets[0].target.attr.value)
             if bumped_attribute(node) is None:
@@ -152,6 +159,9 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        hook = registered_hook(node)
+        if hook is not None and an.current_class is not None:
+            self.hooks.append(hook + (an.current_class.name,))
         if an.loop is not None and type(node.func) in (cst.Name, cst.Attribute):
             self.loop_calls.append((code(node.func), an.loop, node))
             recv = grad_toggle(node)
@@ -213,6 +223,8 @@ class ModuleAttributeRecompile(Rule):
 
     def finish(self) -> None:
         self._sets()
+        for node, target, when in hook_bumps(self.an, self.hooks, self.defs, self.int_attrs, self.limit):
+            self.report(node, "{why}", when=when)
         for call, message, _ in unfreeze_findings(self.toggles, self.loop_calls, self.compiled_of, self.made_of,
                                                   self.limit):
             self.report(call, message)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
+from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
+from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, int_of_counters, is_compile_call, names_in,
                                            recompiles_text)
 
@@ -49,6 +51,8 @@ COUNTED = (
 )
 FIX_VALUE = ("Pass what it selects as a tensor, or keep the choice out of the compiled function "
              "(one compiled function per value)")
+FIX_KEYS = ("Pass the same keys every call (a zero weight and a placeholder for what a batch lacks), or pass "
+            "the values as one tensor with a mask")
 FIX_TYPE = ("Give it one form before the call (always a tuple of tensors, or always a dict with the same "
             "keys), or keep the dispatch in the eager code and compile one function per form")
 APPENDS = (
@@ -64,8 +68,9 @@ class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
-               "dict entry or list that changes, or cycled over 3 or more strings, Enum members or container types "
-               "(recompile per value)")
+               "dict entry or list that changes, or cycled over 3 or more strings, Enum members, container types "
+               "or dict key sets; appending to an object's list or deque, or torch.tensor() of a list argument, "
+               "in the compiled region (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -80,11 +85,15 @@ class ChangingValueRecompile(LoopCalls):
         self.declared: dict = {}  # id(function scope) -> names it declares `global`
         self.global_bumps: dict = {}  # name -> how: `global NAME; NAME += 1` in some function
         self.enums: dict = {}  # Enum class name -> number of members
+        self.histories: dict = {}  # class name -> {attr: (kind, maxlen)} (compile_containers)
+        self.obj_appends: list = []  # (call, function scope, attr): `self.<attr>.append(...)` in a method
+        self.literals: dict = {}  # module-level name -> literal list or tuple
 
     def visit_Global(self, node: cst.Global) -> None:
         self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.histories[node.name.value] = history_attrs(node)
         if self.an.loop is None and self.an.function.kind == "module":
             self.module_names.add(node.name.value)
         bases = [code(b.value).rsplit(".", 1)[-1] for b in node.bases]
@@ -115,6 +124,8 @@ class ChangingValueRecompile(LoopCalls):
                         self.globals_int.add(t.target.value)
                     if _is_list(node.value):
                         self.module_lists.add(t.target.value)
+                    if type(node.value) in (cst.List, cst.Tuple):
+                        self.literals[t.target.value] = node.value
         if an.loop is not None and len(node.targets) == 1:
             target = node.targets[0].target
             counters = self.counters_here()
@@ -139,6 +150,11 @@ class ChangingValueRecompile(LoopCalls):
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         an = self.an
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in ("append", "appendleft", "extend") \
+                and type(func.value) is cst.Attribute and code(func.value.value) == "self" \
+                and an.function.kind == "function" and an.function.cls is not None:
+            self.obj_appends.append((node, an.function, func.value.attr.value))
         if is_compile_call(an, node) and node.args:
             name = bound_name(an, node)
             target = node.args[0].value
@@ -148,7 +164,13 @@ class ChangingValueRecompile(LoopCalls):
             self.compiled.setdefault(code(node.func.value), None)
 
     def finish(self) -> None:
+        self._object_histories()
         reported = set()
+        for callee in self.compiled:
+            for node, param, arg in tensor_of_list(self.module, _definition(self.module, callee), callee):
+                reported.add(callee)
+                self.report(node, TENSOR_OF_LIST.format(stmt=code(node), param=param, arg=arg, limit=self.limit,
+                                                        fn=_definition(self.module, callee)[0].name.value))
         for call, callee, loop, counters in self.calls:
             if callee not in self.compiled or callee in reported:
                 continue
@@ -165,14 +187,19 @@ class ChangingValueRecompile(LoopCalls):
                 if counted is not None:
                     reported.add(callee)
                     arg, kind, how, guard, n = counted
-                    unit = "type" if "type" in guard else "value"
+                    unit = "type" if "type" in guard else "key set" if "keys" in guard else "value"
+                    fix = FIX_TYPE if unit == "type" else FIX_KEYS if unit == "key set" else FIX_VALUE
                     self.report(call, COUNTED.format(arg=arg, kind=kind, how=how, name=callee, guard=guard, unit=unit,
-                                                     values=recompiles_text(n, self.limit, unit + "s"),
-                                                     fix=FIX_TYPE if unit == "type" else FIX_VALUE))
+                                                     values=recompiles_text(n, self.limit, unit + "s"), fix=fix))
                 continue
             (what, guard, fix), arg, how = hit
             reported.add(callee)
             self.report(call, MESSAGE.format(what=what.format(arg=arg, how=how), name=callee, guard=guard, fix=fix))
+
+    def _object_histories(self) -> None:
+        """`self.history.append(...)` on a list or deque of a plain object, in the compiled region."""
+        for node, when in history_findings(self.an, self.obj_appends, self.histories, self.limit):
+            self.report(node, "{why}", when=when)
 
     def _changing(self, call: cst.Call, loop, counters: dict):
         for a in call.args:
@@ -209,6 +236,10 @@ class ChangingValueRecompile(LoopCalls):
                 hit = self._few(value.value, f"`{code(value)}`", a.value.value)
                 if hit is not None:
                     return hit
+            if type(value) is cst.DictComp and type(value.for_in.iter) is cst.Name:
+                hit = self._key_sets(a.value.value, value.for_in.iter.value, loop, counters)
+                if hit is not None:
+                    return hit
             for lp in loop.chain():
                 node = lp.node
                 if type(node) is not cst.For or type(node.target) is not cst.Name \
@@ -223,6 +254,25 @@ class ChangingValueRecompile(LoopCalls):
                 if hit is not None:
                     return hit
         return None
+
+    def _key_sets(self, arg: str, keys: str, loop, counters: dict):
+        """`weights = {t: 1.0 for t in tasks}` where the loop sets `tasks` to one of a literal list of
+        key tuples (`tasks = SETS[step % len(SETS)]`, `for tasks in SETS`): a graph per set of keys."""
+        picked = self.value_in_loop(keys, loop)
+        it, how = None, None
+        if type(picked) is cst.Subscript and len(picked.slice) == 1 and type(picked.slice[0].slice) is cst.Index \
+                and set(names_in(picked.slice[0].slice.value)) & set(counters):
+            it, how = picked.value, f"`{keys} = {code(picked)}`"
+        for lp in loop.chain():
+            node = lp.node
+            if it is None and type(node) is cst.For and type(node.target) is cst.Name and node.target.value == keys:
+                it, how = node.iter, f"`for {keys} in {code(node.iter)}`"
+        if type(it) is cst.Name:
+            it = self.literals.get(it.value)
+        n = key_sets(it) if it is not None else None
+        if n is None or n < MANY:
+            return None
+        return arg, "is a dict whose keys are one of a few sets", how, "a dict's keys", n
 
     def _few(self, it, how: str, arg: str):
         """A literal list or tuple of at least MANY different strings or Enum members."""
