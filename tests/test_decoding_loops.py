@@ -299,3 +299,28 @@ def test_a_number_on_one_path_and_a_tensor_on_another_is_not_taken_for_a_tensor(
 
 def test_a_parameter_every_caller_fills_with_a_tensor_is_still_one():
     assert found(ROPE.format(arg="past_key_value[0][-2]"), ("HPU006", "HPU008")) == [("HPU008", 8)]
+
+
+STEPPED = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def run(model, loader, buf: torch.Tensor, opt):
+    offset = 0
+    total = 0.0
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+        htcore.mark_step()
+        buf[offset:offset + batch.size(0)] = loss
+        offset += batch.size(0)
+        total += loss.detach()
+        buf[:, int(total)] = 0
+"""
+
+
+def test_a_name_a_step_loop_steps_by_an_int_is_a_counter():
+    # `offset` moves by the batch size every pass; `total` adds a tensor, it is not a counter
+    assert found(STEPPED, ("HPU001",)) == [("HPU001", 14)]

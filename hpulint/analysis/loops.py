@@ -39,8 +39,9 @@ BUILTIN_NAMES = _builtin_names()
 
 
 def counters_of_for(an, node: cst.For) -> set:
-    """Names in a for target that take a new int value each pass: range/enumerate counters."""
-    return set(_counters(an, node.target, node.iter))
+    """Names in a for target that take a new int value each pass (range/enumerate counters), and
+    names the body steps by an int (`global_step += 1`, `input_pos_maxp1 += 1`, `offset += n`)."""
+    return set(_counters(an, node.target, node.iter)) | counters_of_while(node, ints_only=True)
 
 
 def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
@@ -100,8 +101,9 @@ def int_seq_arity(an, node: cst.BaseExpression) -> int:
     return 0
 
 
-def counters_of_while(node: cst.While) -> set:
-    """Names a while loop changes by a step each pass: ``i += 1``, ``i = i + 1``."""
+def counters_of_while(node, ints_only: bool = False) -> set:
+    """Names a while loop changes by a step each pass: ``i += 1``, ``i = i + 1``; with
+    ``ints_only``, only by an int (`n += 1`, `n += x.size(0)`; not `total += loss`)."""
     out = set()
     stack = [node.body]
     while stack:
@@ -109,11 +111,12 @@ def counters_of_while(node: cst.While) -> set:
         if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         if type(n) is cst.AugAssign and type(n.target) is cst.Name \
-                and type(n.operator) in (cst.AddAssign, cst.SubtractAssign):
+                and type(n.operator) in (cst.AddAssign, cst.SubtractAssign) \
+                and (not ints_only or _int_step(n.value)):
             out.add(n.target.value)
         elif type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
                 and type(n.value) is cst.BinaryOperation \
-                and type(n.value.operator) in (cst.Add, cst.Subtract):
+                and type(n.value.operator) in (cst.Add, cst.Subtract) and (not ints_only or _int_step(n.value)):
             name = n.targets[0].target.value
             if name in set(names_in(n.value)):
                 out.add(name)
@@ -128,6 +131,21 @@ def counters_of_while(node: cst.While) -> set:
         elif type(n) is cst.ExceptHandler:
             stack.append(n.body)
     return out
+
+
+def _int_step(node: cst.BaseExpression) -> bool:
+    """A step that stays a Python int: literals, `len(...)`, `.size(0)`/`.shape[0]` arithmetic."""
+    if type(node) is cst.Integer:
+        return True
+    if type(node) is cst.BinaryOperation:
+        return _int_step(node.left) and _int_step(node.right) or (
+            type(node.left) is cst.Name and _int_step(node.right)) or (type(node.right) is cst.Name and _int_step(node.left))
+    if type(node) is cst.Call:
+        f = node.func
+        return (type(f) is cst.Name and f.value == "len") or (type(f) is cst.Attribute and f.attr.value in ("size", "numel"))
+    if type(node) is cst.Subscript and type(node.value) is cst.Attribute:
+        return node.value.attr.value == "shape"
+    return False
 
 
 def is_int_arith(node: cst.BaseExpression) -> bool:
