@@ -225,6 +225,8 @@ class Attention(nn.Module):
             x = x * attention_mask
         if "causal" in self.kinds:
             x = x + 1
+        if "mask" in attention_mask:
+            x = x + 2
         return x
 """
 
@@ -324,3 +326,45 @@ def run(model, loader, buf: torch.Tensor, opt):
 def test_a_name_a_step_loop_steps_by_an_int_is_a_counter():
     # `offset` moves by the batch size every pass; `total` adds a tensor, it is not a counter
     assert found(STEPPED, ("HPU001",)) == [("HPU001", 14)]
+
+
+def test_a_tensor_method_read_without_a_call_is_not_a_tensor():
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Step(nn.Module):
+        def forward(self, out: torch.Tensor):
+            device = "cpu" if out.type == "hpu" else out.device
+            if out.sum() > 0:
+                out = out * 2
+            return out
+    """
+    assert found(src, ("HPU008",)) == [("HPU008", 9)]
+
+
+def test_a_helper_returning_a_tensor_or_a_tuple_unpacks_to_its_parts():
+    src = """
+    import torch
+    import habana_frameworks.torch.core as htcore
+
+
+    def extract(model, frame, return_h_w=False):
+        out = model(frame.unsqueeze(0))
+        h, w = int(frame.shape[1] / 16), int(frame.shape[2] / 16)
+        if return_h_w:
+            return out, h, w
+        return out
+
+
+    def run(model, frames):
+        for frame in frames:
+            feat, h, w = extract(model, frame, True)
+            if h > 2:
+                feat = feat * 2
+            if feat.sum() > 0:
+                feat = feat + 1
+            htcore.mark_step()
+    """
+    assert found(src, ("HPU008",)) == [("HPU008", 19)]

@@ -125,7 +125,10 @@ TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "im
 # attributes of a tensor that are Python values (flags, metadata)
 TENSOR_HOST_ATTRIBUTES = frozenset({"device", "dtype", "layout", "requires_grad", "ndim", "names",
                                     "itemsize", "nbytes", "output_nr", "grad_fn", "_version",
-                                    "retains_grad"})
+                                    "retains_grad",
+                                    # methods read, not called (`out.type == "hpu"`): bound methods
+                                    "type", "size", "dim", "numel", "stride", "element_size",
+                                    "get_device", "data_ptr", "is_contiguous", "tolist", "item"})
 
 
 def is_flag_name(name: str) -> bool:

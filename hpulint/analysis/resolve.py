@@ -149,7 +149,9 @@ class Resolver:
                 return base.parts[index]
             return self._join(list(base.parts))
         if k in DEVICE_TENSORS or k == HOST:
-            return base
+            if base.parts and index is not None and -len(base.parts) <= index < len(base.parts):
+                return base.parts[index]  # (see _join: a tensor, or a tuple with it)
+            return r(k) if base.parts else base
         if k == SIZE:
             return r(SCALAR)
         if k in (SEQ_TENSOR, LOADER, MLOADER):
@@ -262,6 +264,11 @@ class Resolver:
                 # an element of a cache that holds shapes under `reuse_cache`): the code is
                 # written for a number, and which path runs is not known here
                 return R_UNKNOWN
+            tuples = [p for p in real if p.kind == TUPLE]
+            if len(tuples) == 1 and len(dev) + 1 == len(real):
+                # `return out, h, w` under a flag, else `return out`: a tensor, whose unpacking
+                # (`feat, h, w = extract(...)`) gives the tuple's parts
+                return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         return real[0]
 

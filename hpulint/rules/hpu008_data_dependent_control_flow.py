@@ -69,6 +69,8 @@ def _operands(test: cst.BaseExpression, an):
             yield n.args[0].value  # a Python bool read from the tensor's value
         elif type(n) is cst.Comparison and len(n.comparisons) == 1 \
                 and type(n.comparisons[0].operator) in (cst.In, cst.NotIn):
-            yield n.comparisons[0].comparator  # `0.0 in mask`: Python scans the tensor's values
+            # `0.0 in mask`: Python scans the tensor's values; a string is looked up in a dict
+            if not isinstance(n.left, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+                yield n.comparisons[0].comparator
         else:
             yield n
