@@ -368,3 +368,38 @@ def test_a_helper_returning_a_tensor_or_a_tuple_unpacks_to_its_parts():
             htcore.mark_step()
     """
     assert found(src, ("HPU008",)) == [("HPU008", 19)]
+
+
+def test_a_plain_number_on_one_path_and_a_tensor_on_another_stays_a_tensor():
+    src = """
+    import torch
+
+
+    class Scheduler:
+        def __init__(self, device):
+            self.timesteps = torch.arange(10, device=device)
+            self.one = torch.tensor(1.0)
+
+        def previous_timestep(self, timestep: int):
+            if self.custom:
+                prev_t = self.timesteps[timestep + 1]
+            else:
+                prev_t = timestep - 1
+            return prev_t
+
+        def step(self, out, t):
+            prev_t = self.previous_timestep(t)
+            scale = self.one if prev_t >= 0 else 2.0
+            return out * scale
+
+
+    def sample(unet, scheduler, x):
+        for t in scheduler.timesteps:
+            x = scheduler.step(unet(x, t), t)
+        return x
+
+
+    def main(unet, x, device):
+        return sample(unet, Scheduler(device), x)
+    """
+    assert found(src, ("HPU008",)) == [("HPU008", 19)]

@@ -153,7 +153,7 @@ class Resolver:
                 return base.parts[index]  # (see _join: a tensor, or a tuple with it)
             return r(k) if base.parts else base
         if k == SIZE:
-            return r(SCALAR)
+            return R_DIM
         if k in (SEQ_TENSOR, LOADER, MLOADER):
             return r(TENSOR)  # a loader's batches count as tensors
         if k == MODEL:
@@ -249,6 +249,8 @@ class Resolver:
         if HOST in kinds:
             return r(HOST)
         if kinds and kinds <= {SCALAR, DATA, NONE, SIZE}:
+            if op != "cmp" and DATA not in kinds and any(_is_dim(p) for p in parts):
+                return R_DIM  # `kv_seq_len + past[0].shape[-2]`: still a size
             return r(SCALAR if op == "cmp" or DATA not in kinds else DATA)
         return R_UNKNOWN
 
@@ -259,10 +261,11 @@ class Resolver:
             return r(NONE) if parts and all(p.kind == NONE for p in parts) else R_UNKNOWN
         dev = [p for p in real if p.kind in DEVICE_TENSORS]
         if dev:
-            if any(p.kind in (SCALAR, DATA) for p in real):
-                # a Python number on one path and a tensor on another (`kv_seq_len` from a shape, or
-                # an element of a cache that holds shapes under `reuse_cache`): the code is
-                # written for a number, and which path runs is not known here
+            if any(_is_dim(p) for p in real):
+                # a size on one path (`kv_seq_len = x.shape[-2]`) and a tensor on another (an
+                # element of a cache that holds shapes under `reuse_cache`): the code is written
+                # for a size, and which path runs is not known here. A plain number and a tensor
+                # (`prev_t = timestep - 1` or an element of the device timesteps) stay a tensor
                 return R_UNKNOWN
             tuples = [p for p in real if p.kind == TUPLE]
             if len(tuples) == 1 and len(dev) + 1 == len(real):
@@ -271,6 +274,14 @@ class Resolver:
                 return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         return real[0]
+
+
+# a Python int read from a shape (`x.shape[-2]`, `x.size(1)`, arithmetic on them)
+R_DIM = R(SCALAR, "dim")
+
+
+def _is_dim(p: R) -> bool:
+    return p.kind == SIZE or (p.kind == SCALAR and p.ref == "dim")
 
 
 def _modules(parts: list) -> R:
