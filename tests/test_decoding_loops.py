@@ -173,6 +173,12 @@ def window(outputs, state):
     return state
 
 
+def fresh(outputs, emb):
+    emb = list(emb)
+    emb[0] = torch.cat([outputs, emb[0]], dim=0)
+    return emb
+
+
 def beam_search(model, input_ids, model_kwargs, beam_idx, steps):
     for _ in range(steps):
         out = model(input_ids, **model_kwargs)
@@ -180,14 +186,16 @@ def beam_search(model, input_ids, model_kwargs, beam_idx, steps):
         model_kwargs = update(out, model_kwargs)
         input_ids = torch.cat([input_ids[beam_idx, :], nxt.unsqueeze(-1)], dim=-1)
         model_kwargs = window(out, model_kwargs)
+        rope = fresh(out, (out, out))
         kept = torch.cat([input_ids[:, 1:], nxt.unsqueeze(-1)], dim=-1)
     return input_ids
 """
 
 
 def test_accumulators_regathered_or_held_by_the_callers_dict_grow():
-    # the rolling window (line 12) and the sliding copy (line 23) keep their shape
-    assert found(BEAMS, ("HPU003",)) == [("HPU003", 7), ("HPU003", 21)]
+    # the rolling window (line 12) and the sliding copy (line 30) keep their shape; `fresh` extends
+    # a copy it made itself (line 18)
+    assert found(BEAMS, ("HPU003",)) == [("HPU003", 7), ("HPU003", 27)]
 
 
 BOUND = """
@@ -403,3 +411,23 @@ def test_a_plain_number_on_one_path_and_a_tensor_on_another_stays_a_tensor():
         return sample(unet, Scheduler(device), x)
     """
     assert found(src, ("HPU008",)) == [("HPU008", 19)]
+
+
+def test_a_key_looked_up_in_a_model_output_is_not_a_scan_of_a_tensor():
+    src = """
+    import torch
+
+
+    def update(outputs: torch.Tensor, labels: torch.Tensor, pad_token_id, names):
+        for name in names:
+            if name in outputs:
+                pass
+        if pad_token_id in labels:
+            pass
+
+
+    def loop(model, x, labels, names):
+        for _ in range(4):
+            update(model(x), labels, 0, names)
+    """
+    assert found(src, ("HPU008",)) == [("HPU008", 9)]

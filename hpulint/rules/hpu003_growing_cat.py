@@ -68,7 +68,7 @@ class GrowingCatAccumulator(Rule):
         message = MESSAGE.format(target=text, join=join, why="{why}")
         fn = an.function
         here = an.here()
-        if _param_state(target, fn) and not _persistent(target):
+        if _param_state(target, fn) and not _persistent(target) and _still_the_argument(an, target.value.value, fn):
             # `model_kwargs["attention_mask"] = torch.cat([mask, ...])`: the caller's state,
             # extended on every call of a function that runs every step (a decoding helper)
             def when_param():
@@ -183,6 +183,12 @@ def _has_escape(body: cst.CSTNode, name: str) -> bool:
                 return True
         stack.extend(n.children)
     return False
+
+
+def _still_the_argument(an, name: str, fn) -> bool:
+    """The name still holds what the caller passed (not `emb = list(emb)`, a fresh copy)."""
+    v = an.lookup(name)
+    return getattr(v, "tag", "") == "param" and v.fid == fn.fid
 
 
 def _param_state(target: cst.BaseExpression, fn) -> bool:

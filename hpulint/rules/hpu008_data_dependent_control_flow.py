@@ -39,13 +39,19 @@ class DataDependentControlFlow(Rule):
 
     def _check(self, test: cst.BaseExpression, kind: str) -> None:
         an = self.an
-        parts = [an.value(p) for p in _operands(test, an)]
-        if not parts:
+        parts, scans = [], []
+        for p in _operands(test, an):
+            if type(p) is cst.Comparison and type(p.comparisons[0].operator) in (cst.In, cst.NotIn):
+                scans.append((p.left, an.value(p.left), an.value(p.comparisons[0].comparator)))
+            else:
+                parts.append(an.value(p))
+        if not parts and not scans:
             return
         here = an.here()
 
         def when():
-            if not any(an.is_device_tensor(p) for p in parts):
+            if not any(an.is_device_tensor(p) for p in parts) and not any(
+                    an.is_device_tensor(c) and _numeric(left, lv, an) for left, lv, c in scans):
                 return None
             return an.every_step(here)  # not on logging steps only, nor off the target device
 
@@ -69,8 +75,21 @@ def _operands(test: cst.BaseExpression, an):
             yield n.args[0].value  # a Python bool read from the tensor's value
         elif type(n) is cst.Comparison and len(n.comparisons) == 1 \
                 and type(n.comparisons[0].operator) in (cst.In, cst.NotIn):
-            # `0.0 in mask`: Python scans the tensor's values; a string is looked up in a dict
-            if not isinstance(n.left, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-                yield n.comparisons[0].comparator
+            # `0.0 in mask`, `self.pad_token_id in labels`: Python scans the tensor's values; a
+            # key (`name in outputs`, `"k" in batch`) is looked up in a dict or a model output
+            yield n  # (decided once the project is linked: see _check)
         else:
             yield n
+
+
+def _numeric(node: cst.BaseExpression, value, an) -> bool:
+    """A number looked for in a tensor: a literal, a value known to be a number or a tensor, or
+    a name that reads as a token id (`pad_token_id`)."""
+    if type(node) is cst.UnaryOperation:
+        node = node.expression
+    if type(node) in (cst.Integer, cst.Float):
+        return True
+    if an.kind(value) in ("scalar", "data", "tensor", "mask"):
+        return True
+    leaf = node.attr.value if type(node) is cst.Attribute else node.value if type(node) is cst.Name else ""
+    return leaf.endswith(("_id", "_idx")) or leaf in ("id", "idx")
