@@ -431,3 +431,27 @@ def test_a_key_looked_up_in_a_model_output_is_not_a_scan_of_a_tensor():
             update(model(x), labels, 0, names)
     """
     assert found(src, ("HPU008",)) == [("HPU008", 9)]
+
+
+def test_batch_parts_a_pass_leaves_on_the_host_are_host_tensors():
+    src = """
+    import torch
+    import habana_frameworks.torch.core as htcore
+    from torch.utils.data import DataLoader
+
+
+    def predict(model, data, device, features):
+        loader = DataLoader(data, batch_size=8)
+        results = []
+        for input_ids, input_mask, example_indices in loader:
+            input_ids = input_ids.to(device)
+            input_mask = input_mask.to(device)
+            logits = model(input_ids, input_mask)
+            htcore.mark_step()
+            for i, example_index in enumerate(example_indices):
+                results.append(features[example_index.item()])
+            if input_mask.sum().item() > 0:
+                results.append(None)
+        return results
+    """
+    assert found(src, ("HPU005",)) == [("HPU005", 17)]

@@ -235,6 +235,10 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.step_parts = bool(_MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
     _bind_iter(an, node.target, node.iter, loop.counters)
+    if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`
+        bindings = an.function.bindings
+        loop.batch_parts = {e.value.value: bindings.get(e.value.value) for e in node.target.elements
+                            if type(e.value) is cst.Name and e.value.value not in loop.counters}
 
 
 def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:

@@ -115,6 +115,8 @@ class Loop:
         # its passes are the parts of one step, by their names: `for micro_batch_index in range(n)`,
         # `for i in range(num_microbatches - 1)`, `for _ in range(args.gradient_accumulation_steps)`
         self.step_parts = False
+        self.batch_parts: dict = {}  # names its target unpacks -> the value each was bound to
+        self.moved_parts: set = set()  # the ones the body moves to the device (`x = x.to(device)`)
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))

@@ -9,7 +9,7 @@ from hpulint.analysis.loops import clause_bindings, int_seq_arity, is_int_arith,
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
-from hpulint.analysis.values import Arith, Elem, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
+from hpulint.analysis.values import Arith, Elem, Meth, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
 
 # methods only a module has, called on a parameter: it is a model. Not `train()` (a Trainer's
@@ -33,6 +33,24 @@ class Bindings:
         val = self.value(node.value)
         for t in node.targets:
             self._assign(t.target, val, node.value)
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            self._moved_batch_part(node.targets[0].target.value, node.value)
+
+    def _moved_batch_part(self, name: str, value: cst.BaseExpression) -> None:
+        """`input_ids = input_ids.to(device)` for a part of a batch a `for` unpacked
+        (`for input_ids, mask, example_indices in loader:`): the loader yields host tensors, so
+        the parts the pass leaves where they are (`example_indices`) stay on the host."""
+        loop = self.loop
+        if loop is None or name not in loop.batch_parts or type(value) is not cst.Call \
+                or type(value.func) is not cst.Attribute or value.func.attr.value not in ("to", "cuda") \
+                or type(value.func.value) is not cst.Name or value.func.value.value != name:
+            return
+        loop.moved_parts.add(name)
+        fn = self.function
+        for other, original in loop.batch_parts.items():
+            if other not in loop.moved_parts and fn.bindings.get(other) is original:
+                fn.bindings[other] = Meth(original, "cpu")  # (unknown stays unknown)
+                self.value_cache.clear()
 
     def _enter_ann_assign(self, node: cst.AnnAssign) -> None:
         self._note_store(node.target)
