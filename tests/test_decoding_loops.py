@@ -455,3 +455,46 @@ def test_batch_parts_a_pass_leaves_on_the_host_are_host_tensors():
         return results
     """
     assert found(src, ("HPU005",)) == [("HPU005", 17)]
+
+
+KV_OFFSETS = """
+import torch
+import torch.nn as nn
+
+
+class InferenceParams:
+    def __init__(self, max_len):
+        self.sequence_len_offset = 0
+        self.batch_size_offset = 0
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.memory = torch.zeros(64, 4, 8, device="hpu")
+
+    def forward(self, k, inference_params=None):
+        start = inference_params.sequence_len_offset
+        end = start + k.size(0)
+        b0 = inference_params.batch_size_offset
+        self.memory[start:end, b0:b0 + k.size(1)] = k
+        return self.memory[:end]
+
+
+def step(model, tokens, {params}, n):
+    for micro_batch in range(n):
+        {params}.batch_size_offset += 1
+        out = model(tokens, inference_params={params})
+    {params}.batch_size_offset = 0
+    {params}.sequence_len_offset += tokens.size(0)
+    return out
+"""
+
+
+def test_an_offset_another_object_counts_per_step_is_a_constant_of_the_graph():
+    # batch_size_offset is reset by the helper that adds to it: the same values every step
+    assert found(KV_OFFSETS.format(params="inference_params"), ("HPU001",)) == [("HPU001", 21), ("HPU001", 22)]
+
+
+def test_an_object_named_after_no_counting_class_says_nothing():
+    assert found(KV_OFFSETS.format(params="state"), ("HPU001",)) == []

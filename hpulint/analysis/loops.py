@@ -112,11 +112,11 @@ def counters_of_while(node, ints_only: bool = False) -> set:
             continue
         if type(n) is cst.AugAssign and type(n.target) is cst.Name \
                 and type(n.operator) in (cst.AddAssign, cst.SubtractAssign) \
-                and (not ints_only or _int_step(n.value)):
+                and (not ints_only or int_step(n.value)):
             out.add(n.target.value)
         elif type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
                 and type(n.value) is cst.BinaryOperation \
-                and type(n.value.operator) in (cst.Add, cst.Subtract) and (not ints_only or _int_step(n.value)):
+                and type(n.value.operator) in (cst.Add, cst.Subtract) and (not ints_only or int_step(n.value)):
             name = n.targets[0].target.value
             if name in set(names_in(n.value)):
                 out.add(name)
@@ -133,13 +133,13 @@ def counters_of_while(node, ints_only: bool = False) -> set:
     return out
 
 
-def _int_step(node: cst.BaseExpression) -> bool:
+def int_step(node: cst.BaseExpression) -> bool:
     """A step that stays a Python int: literals, `len(...)`, `.size(0)`/`.shape[0]` arithmetic."""
     if type(node) is cst.Integer:
         return True
     if type(node) is cst.BinaryOperation:
-        return _int_step(node.left) and _int_step(node.right) or (
-            type(node.left) is cst.Name and _int_step(node.right)) or (type(node.right) is cst.Name and _int_step(node.left))
+        return int_step(node.left) and int_step(node.right) or (
+            type(node.left) is cst.Name and int_step(node.right)) or (type(node.right) is cst.Name and int_step(node.left))
     if type(node) is cst.Call:
         f = node.func
         return (type(f) is cst.Name and f.value == "len") or (type(f) is cst.Attribute and f.attr.value in ("size", "numel"))

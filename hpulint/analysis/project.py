@@ -48,6 +48,7 @@ class Project:
         self._mro: dict = {}
         self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
         self._mixins: dict = {}  # cid -> whether a project model class derives from it
+        self._bumped_attrs: Optional[dict] = None
         self._subclass_map: Optional[dict] = None
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
         self._calls: dict = {}  # fid -> calls(fid)
@@ -255,8 +256,10 @@ class Project:
         """The attribute counted across calls behind ``self.<name>`` (itself, or the attribute
         a property of that name returns), when some method adds to it."""
         counters = set()
+        bumped = self._bumped()
         for c in self.mro(cid):
             counters.update(self.classes[c][1].get("counter_attrs", ()))
+            counters.update(bumped.get(c, ()))
         if name in counters:
             return name
         fid = self.method(cid, name)
@@ -271,6 +274,26 @@ class Project:
             # `_step_index`: the usual backing field
             return f"_{name}"
         return None
+
+    def _bumped(self) -> dict:
+        """cid -> the attributes functions of the project add to on its instances from outside
+        (`inference_params.sequence_len_offset += n` in a decoding helper), never resetting them
+        in the same function."""
+        if self._bumped_attrs is None:
+            self._bumped_attrs = {}
+            by_stem = {}
+            for cid, (_, c) in self.classes.items():
+                by_stem.setdefault(c["name"].lower(), []).append(cid)
+            for fid, (mod, f) in self.functions.items():
+                for j, attrs, name in f.get("bumps", ()):
+                    v = self.resolve(self.val(j, mod))
+                    if v.kind in (INST, MODEL) and v.ref:
+                        owners = [v.ref]
+                    else:  # `inference_params` the analysis cannot follow: the class it is named after
+                        owners = by_stem.get(name.replace("_", "").lower(), []) if v.kind == UNKNOWN else []
+                    for cid in owners:
+                        self._bumped_attrs.setdefault(cid, set()).update(attrs)
+        return self._bumped_attrs
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):

@@ -87,6 +87,10 @@ class Scope:
         self.if_depth = 0  # how many `if` branches enclose its definition (theirs are not its guards)
         self.outer_here = None  # a lambda passed as an argument: the point of the call it runs in
         self.interval_flags: set = set()  # names bound to a logging-interval test (`log_now = i % k == 0`)
+        # `params.offset += n` on an argument's attribute: name -> (Val of the object, attrs);
+        # `params.offset = 0` in the same function resets it (a per-call offset, not a counter)
+        self.attr_bumps: dict = {}
+        self.attr_resets: set = set()  # (name, attr)
         self.buffer_setters: set = set()  # names bound to `lambda name, v: self.register_buffer(name, ...)`
         self.int_seqs: dict = {}  # name -> arity of a host list of ints (`times = t.int().tolist()`: 1)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 16
+VERSION = 17
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -70,6 +70,9 @@ def summarize(an) -> dict:
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],
             "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],
+            "bumps": [[to_json(v), sorted(a for a in attrs if (name, a) not in fn.attr_resets), name]
+                      for name, (v, attrs) in sorted(fn.attr_bumps.items())
+                      if any((name, a) not in fn.attr_resets for a in attrs)],
         }
     classes = {}
     for info in an.classes.values():

@@ -5,7 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import clause_bindings, int_seq_arity, is_int_arith, record_call
+from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith, record_call
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
@@ -35,6 +35,10 @@ class Bindings:
             self._assign(t.target, val, node.value)
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             self._moved_batch_part(node.targets[0].target.value, node.value)
+        for t in node.targets:
+            if type(t.target) is cst.Attribute and type(t.target.value) is cst.Name \
+                    and t.target.value.value != "self":
+                self.function.attr_resets.add((t.target.value.value, t.target.attr.value))
 
     def _moved_batch_part(self, name: str, value: cst.BaseExpression) -> None:
         """`input_ids = input_ids.to(device)` for a part of a batch a `for` unpacked
@@ -78,6 +82,11 @@ class Bindings:
             self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
             if type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
                 self.current_class.counter_attrs.add(node.target.attr.value)
+        elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
+                and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and int_step(node.value):
+            # `inference_params.sequence_len_offset += tokens.size(1)`: a counter held by the object
+            base = node.target.value.value
+            self.function.attr_bumps.setdefault(base, (self.lookup(base), set()))[1].add(node.target.attr.value)
 
     def _note_store(self, target: cst.BaseExpression) -> None:
         """Names a statement stores to are not reads (for the loop-carried facts)."""

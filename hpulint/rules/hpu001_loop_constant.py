@@ -14,6 +14,8 @@ from hpulint.analysis.loops import is_number_arith
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
+from hpulint.rules.loop_constant_fix import roll_rewrite
+from hpulint.rules.object_counters import MESSAGE as OBJECT_MESSAGE, ObjectCounters, slice_parts
 
 # torch factories whose positional arguments are sizes
 FACTORIES = frozenset(
@@ -62,6 +64,7 @@ class LoopIteratorConstant(Rule):
         self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
         self.tensor_uses: dict = {}  # id(expr) -> values it is combined with (x * steps[i])
         self.aliases: dict = {}  # (function, name) -> id(subscript) it was assigned (`m = sched[it]`)
+        self.objects = ObjectCounters()  # names read from another object's counter
 
     def _counters_possible(self) -> bool:
         an = self.an
@@ -82,9 +85,11 @@ class LoopIteratorConstant(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`m = momentum_schedule[it]`: the uses of `m` in the function are the element's uses."""
+        fn = self.an.function
+        if fn.kind == "function":
+            self.objects.note_assign(fn, node)
         if not self._uses_possible():
             return
-        fn = self.an.function
         for t in node.targets:
             if type(t.target) is cst.Name:
                 if type(node.value) is cst.Subscript and all(type(e.slice) is cst.Index for e in node.value.slice):
@@ -175,6 +180,7 @@ class LoopIteratorConstant(Rule):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
         self._attribute_counter(node)
+        self._object_counter(node)
         if not self._counters_possible():
             return
         for el in node.slice:
@@ -230,6 +236,35 @@ class LoopIteratorConstant(Rule):
                 return f"{via}, and {why[3:] if why.startswith('in ') else why}"
 
             self.report(node, ATTR_MESSAGE.format(name=f"self.{attr}", why="{why}"), when=when)
+
+    def _object_counter(self, node: cst.Subscript) -> None:
+        """`memory[start:end] = k` with `start = inference_params.sequence_len_offset`, which a
+        decoding helper adds to every step (see object_counters)."""
+        an = self.an
+        fn = an.function
+        if fn.kind != "function":
+            return
+        for part, where in slice_parts(node):
+            reads = self.objects.reads(fn, part)
+            if not reads:
+                continue
+            obj, attr = reads[0]
+            owner = an.value(cst.Name(obj))
+            base = an.value(node.value)
+            here = an.here()
+
+            def when(owner=owner, obj=obj, attr=attr, base=base, here=here):
+                res = an.resolve(owner)
+                if res.kind in ("inst", "model") and res.ref:
+                    counted = an.facts.ask(("counter-attr", res.ref, attr)) == attr
+                else:  # `inference_params` the analysis cannot follow: the class it is named after
+                    counted = res.kind == "unknown" and bool(an.facts.ask(("counter-attr-named", obj, attr)))
+                if not counted or not an.is_device_tensor(base):
+                    return None
+                return an.every_step(here)
+
+            self.report(node, OBJECT_MESSAGE.format(name=f"{obj}.{attr}", where=where, why="{why}"), when=when)
+            return
 
     def _used_with_tensors(self, node: cst.Subscript) -> bool:
         an = self.an
@@ -352,7 +387,7 @@ class LoopIteratorConstant(Rule):
 
         def build():
             if not built:
-                built.append(_roll_rewrite(loop, i, torch, imports))
+                built.append(roll_rewrite(loop, i, torch, imports))
             return built[0]
 
         return build
@@ -431,80 +466,3 @@ def _self_attributes(expr: cst.BaseExpression) -> list:
         elif type(n) is cst.UnaryOperation:
             stack.append(n.expression)
     return out
-
-
-def _roll_rewrite(loop: cst.For, i: str, torch: str, imports: tuple):
-    """The roll fix of ``loop`` over counter ``i``, or None when the loop does not fit it."""
-    uses = []  # (Subscript, offset)
-    buffer = None
-    for sub in _walk_body(loop.body):
-        if type(sub) is cst.Continue:
-            return None  # the roll at the end of the body would be skipped
-        if type(sub) is cst.Subscript and len(sub.slice) == 1 and type(sub.slice[0].slice) is cst.Index:
-            offset = _offset(sub.slice[0].slice.value, i)
-            if offset is not None and type(sub.value) is cst.Name:
-                if buffer not in (None, sub.value.value):
-                    return None
-                buffer = sub.value.value
-                uses.append((sub, offset))
-    if buffer is None:
-        return None
-    counted = sum(1 for n in names_in(loop.body) if n == i)
-    if counted != len(uses):
-        return None  # the counter is used some other way too
-    assigned = {t.value for t in _assigned_names(loop.body)}
-    if buffer in assigned or i in assigned:
-        return None
-    roll = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts=-1, dims=0)\n")
-    changes = {}
-    for sub, offset in uses:
-        changes[sub.slice[0].slice.value] = cst.Integer(str(offset))
-    start = loop.iter.args[0].value if len(loop.iter.args) == 2 else None
-    pre = None
-    if start is not None and not (type(start) is cst.Integer and start.evaluated_value == 0):
-        text = code(start)
-        shift = f"-{text}" if type(start) in (cst.Integer, cst.Name) else f"-({text})"
-        pre = cst.parse_statement(f"{buffer} = {torch}.roll({buffer}, shifts={shift}, dims=0)\n")
-
-    def rewrite(updated: cst.For):
-        body = updated.body
-        if type(body) is not cst.IndentedBlock:
-            return updated
-        new = updated.with_changes(body=body.with_changes(body=[*body.body, roll]))
-        if pre is None:
-            return new
-        return cst.FlattenSentinel([pre.with_changes(leading_lines=updated.leading_lines),
-                                    new.with_changes(leading_lines=())])
-
-    changes[loop] = rewrite
-    return Fix(UNSAFE, f"read fixed positions of `{buffer}` and torch.roll it each pass", changes, imports)
-
-
-def _walk_body(node: cst.CSTNode):
-    """Every node below ``node``, not entering nested functions, classes or lambdas."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        stack.extend(reversed(n.children))
-
-
-def _offset(expr: cst.BaseExpression, i: str):
-    """0 for ``i``, c for ``i + c`` / ``c + i`` with a non-negative integer literal c."""
-    if type(expr) is cst.Name and expr.value == i:
-        return 0
-    if type(expr) is cst.BinaryOperation and type(expr.operator) is cst.Add:
-        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
-            if type(a) is cst.Name and a.value == i and type(b) is cst.Integer:
-                return b.evaluated_value
-    return None
-
-
-def _assigned_names(body: cst.CSTNode):
-    for n in _walk_body(body):
-        if type(n) is cst.AssignTarget:
-            yield from (t for t in _walk_body(n.target) if type(t) is cst.Name)
-        elif type(n) in (cst.AugAssign, cst.AnnAssign) and type(n.target) is cst.Name:
-            yield n.target
