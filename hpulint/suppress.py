@@ -19,6 +19,9 @@ ALL = "*"
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*[,\s]\s*[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*hpulint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _FILE = re.compile(r"^\s*#\s*hpulint:\s*noqa\s*$", re.I)
+# a word every suppression comment above holds (matched the same way): without one, the file
+# has no suppression and is not tokenized
+_ANY = re.compile(r"noqa|hpulint", re.I)
 
 
 class Suppressions:
@@ -28,6 +31,8 @@ class Suppressions:
         self._scan(source)
 
     def _scan(self, source: str) -> None:
+        if not _ANY.search(source):
+            return
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
         except (tokenize.TokenError, IndentationError, SyntaxError):  # pragma: no cover

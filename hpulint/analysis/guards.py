@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, last_name, names_in, string_value
+from hpulint.analysis.syntax import child_nodes, code, last_name, names_in, string_value
 
 DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
            "gpu": "cuda", "mps": "mps", "cpu": "cpu", "xpu": "xpu", "npu": "npu"}
@@ -96,18 +96,20 @@ def ends_the_run(body: cst.BaseSuite) -> bool:
     stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
     if not stmts or type(stmts[-1]) not in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
         return False
-    if _leaves_normally(body):
-        return False  # `if last_stage: ... return loss ... raise NotImplementedError`: most paths return
     last = stmts[-1].body[-1] if stmts[-1].body else None
     if type(last) is cst.Raise:
-        return True
-    if type(last) is cst.Expr and type(last.value) is cst.Call:
+        ends = True
+    elif type(last) is cst.Expr and type(last.value) is cst.Call:
         func = last.value.func
         name = func.value if type(func) is cst.Name else (
             f"{func.value.value}.{func.attr.value}" if type(func) is cst.Attribute and type(func.value) is cst.Name
             else "")
-        return name in _EXITS
-    return False
+        ends = name in _EXITS
+    else:
+        ends = False
+    # (the search of the whole block last: most blocks end some other way)
+    # `if last_stage: ... return loss ... raise NotImplementedError`: most paths return
+    return ends and not _leaves_normally(body)
 
 
 def _leaves_normally(body: cst.CSTNode) -> bool:
@@ -119,7 +121,7 @@ def _leaves_normally(body: cst.CSTNode) -> bool:
             return True
         if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return False
 
 
@@ -345,5 +347,5 @@ def _sets_none(scope: cst.CSTNode, key: str, skip: cst.CSTNode) -> bool:
         if isinstance(n, cst.Assign) and _is_none(n.value) and any(
                 _plain_dotted(t.target) == key for t in n.targets):
             return True
-        stack.extend(n.children)
+        stack.extend(child_nodes(n))
     return False

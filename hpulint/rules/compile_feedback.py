@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, names_in
+from hpulint.analysis.syntax import child_nodes, code, names_in
 from hpulint.rules.compiled_region import MANY, distinct_values
 
 GROW_CALLS = ("cat", "concat", "concatenate", "hstack", "vstack", "column_stack")
@@ -78,7 +78,7 @@ def _walk(node: cst.CSTNode):
     while stack:
         n = stack.pop()
         yield n
-        stack += reversed(list(n.children))
+        stack += reversed(child_nodes(n))
 
 
 def _definition(module: cst.Module, callee: str):

@@ -180,14 +180,13 @@ def is_size(expr: cst.BaseExpression) -> bool:
     return False
 
 
-def size_params(module: cst.Module, fn: cst.FunctionDef) -> set:
-    """Parameters of ``fn`` that a call of it in the file fills with a size (`self.causal_mask(x.shape[1])`)."""
+def size_params(calls: list, fn: cst.FunctionDef) -> set:
+    """Parameters of ``fn`` that a call of it in the file (``calls``: every Call of the file) fills
+    with a size (`self.causal_mask(x.shape[1])`)."""
     params = [p.name.value for p in fn.params.params]
     name = fn.name.value
     out = set()
-    for n in _walk(module):
-        if type(n) is not cst.Call:
-            continue
+    for n in calls:
         f = n.func
         called = f.attr.value if type(f) is cst.Attribute else f.value if type(f) is cst.Name else None
         if called != name:
@@ -201,15 +200,15 @@ def size_params(module: cst.Module, fn: cst.FunctionDef) -> set:
     return out
 
 
-def size_key(module: cst.Module, fn: cst.FunctionDef, key: cst.BaseExpression) -> bool:
-    """The key is a size: written as one, or a parameter that callers fill with one, or a local
-    assigned one (`T = x.shape[1]`)."""
+def size_key(calls: list, fn: cst.FunctionDef, key: cst.BaseExpression) -> bool:
+    """The key is a size: written as one, or a parameter that callers (``calls``: every Call of the
+    file) fill with one, or a local assigned one (`T = x.shape[1]`)."""
     if is_size(key):
         return True
     names = set(names_in(key))
     if not names:
         return False
-    if names & size_params(module, fn):
+    if names & size_params(calls, fn):
         return True
     for n in _walk(fn.body):
         if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
@@ -218,14 +217,15 @@ def size_key(module: cst.Module, fn: cst.FunctionDef, key: cst.BaseExpression) -
     return False
 
 
-def dict_names(module: cst.Module) -> set:
+def dict_names(assigns: list) -> set:
     """Names and attribute names bound to an empty dict anywhere in the file (`_cache = {}` in a
-    class body, `self.masks = {}`, a module-level `MASKS = dict()`)."""
+    class body, `self.masks = {}`, a module-level `MASKS = dict()`); ``assigns``: every Assign of
+    the file."""
     out = set()
-    for n in _walk(module):
-        if type(n) is cst.Assign and (type(n.value) is cst.Dict and not n.value.elements
-                                      or type(n.value) is cst.Call and not n.value.args
-                                      and code(n.value.func) in ("dict", "OrderedDict", "collections.OrderedDict")):
+    for n in assigns:
+        if (type(n.value) is cst.Dict and not n.value.elements
+                or type(n.value) is cst.Call and not n.value.args
+                and code(n.value.func) in ("dict", "OrderedDict", "collections.OrderedDict")):
             for t in n.targets:
                 if type(t.target) is cst.Name:
                     out.add(t.target.value)
@@ -234,11 +234,12 @@ def dict_names(module: cst.Module) -> set:
     return out
 
 
-def built_from(module: cst.Module) -> dict:
-    """name -> the names called in what it was last assigned, transitively (`block = Block()`)."""
+def built_from(assigns: list) -> dict:
+    """name -> the names called in what it was last assigned, transitively (`block = Block()`);
+    ``assigns``: every Assign of the file, in source order."""
     built: dict = {}
-    for n in _walk(module):
-        if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
+    for n in assigns:
+        if len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
             made = called_names(n.value)
             for ref in names_in(n.value):
                 made |= built.get(ref, set())

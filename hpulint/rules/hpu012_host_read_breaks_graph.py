@@ -237,7 +237,7 @@ class HostReadBreaksGraph(Rule):
             return
         qn = an.qualname(node.func) or ""
         module, _, name = qn.rpartition(".")
-        if (module, name) in (("time", n) for n in CLOCKS) or (module == "random" and name in PY_RANDOM):
+        if (module == "time" and name in CLOCKS) or (module == "random" and name in PY_RANDOM):
             said = f"`{qn}()`"
             kind = "a C builtin" if module == "time" or name in ("random", "getrandbits") else "marked as skipped"
             fix = FIX_TIME if module == "time" else FIX_RANDOM

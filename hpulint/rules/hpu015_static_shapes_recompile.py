@@ -51,8 +51,12 @@ class StaticShapesRecompile(LoopCalls):
         self.marks: list = []  # (mark_static call, name, loop, counters)
         self.compiled: dict = {}  # name called -> (compile call or decorator, target expression)
         self.keyed: list = []  # (Assign, function scope, container, key): `cache[k] = ...` in a function
+        # every Call and Assign of the file, in source order (for compile_forms' size keys)
+        self.every_call: list = []
+        self.every_assign: list = []
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.every_call.append(node)
         super().visit_Call(node)
         an = self.an
         qn = an.qualname(node.func) or ""
@@ -75,6 +79,7 @@ class StaticShapesRecompile(LoopCalls):
             self.static.append((arg, node, code(node.func.value)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self.every_assign.append(node)
         super().visit_Assign(node)
         fn = self.an.function
         if fn.kind == "function" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
@@ -135,11 +140,11 @@ class StaticShapesRecompile(LoopCalls):
         """`cache[T] = ...` on a dict, keyed by a size, in the compiled region (compile_forms)."""
         if not self.keyed:
             return
-        dicts = dict_names(self.module)
-        built = built_from(self.module)
+        dicts = dict_names(self.every_assign)
+        built = built_from(self.every_assign)
         for node, fn, container, key in self.keyed:
             leaf = container.attr.value if type(container) is cst.Attribute else container.value
-            if leaf not in dicts or type(fn.node) is not cst.FunctionDef or not size_key(self.module, fn.node, key):
+            if leaf not in dicts or type(fn.node) is not cst.FunctionDef or not size_key(self.every_call, fn.node, key):
                 continue
             cls = fn.cls.name if fn.cls is not None else None
             site = None

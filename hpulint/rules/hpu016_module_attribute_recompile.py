@@ -125,11 +125,14 @@ class ModuleAttributeRecompile(Rule):
         recv = grad_toggle(node)
         if recv is not None and an.loop is not None:
             self.toggles.append((node, recv, an.loop, counters_here(an)))
+        read = None  # the names the value reads (found once for all the targets)
         for t in node.targets:
             if type(t.target) is cst.Name:
-                self.made_of[t.target.value] = set(names_in(node.value))
+                if read is None:
+                    read = list(names_in(node.value))
+                self.made_of[t.target.value] = set(read)
                 made = _called_names(node.value)
-                for ref in names_in(node.value):
+                for ref in read:
                     made |= self.built.get(ref, set())
                 self.built[t.target.value] = made
         if an.loop is not None and len(node.targets) == 1:
