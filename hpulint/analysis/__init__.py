@@ -7,8 +7,9 @@
 - :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` and
   shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
   bookkeeping;
-- :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link`: the project
-  linked across files, to a fixed point; :mod:`facts`: one file's recorded window onto it;
+- :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link` (with
+  :mod:`link_targets` for targets and compiled regions): the project linked across files, to a
+  fixed point; :mod:`facts`: one file's recorded window onto it;
 - :mod:`core`: :class:`Analysis`, the interface rules ask.
 
 Submodules import libcst only where they need it; ``import hpulint.analysis`` alone does not.

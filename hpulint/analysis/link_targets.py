@@ -1,0 +1,136 @@
+"""The link's facts about where code runs (a mixin of :class:`hpulint.analysis.link.Linked`):
+each function's device target (hpu, xla) and its evidence, which functions a `torch.compile`
+compiles (decorated, wrapped, a compiled module's `forward`, and what they call), and which run
+eagerly next to compiled code rather than in lazy mode. See docs/analysis.md, "Targets".
+"""
+from __future__ import annotations
+
+from hpulint.analysis.values import INST, MODEL, SYM
+
+
+class TargetsAndRegions:
+    """Fills ``targets``, ``compiled``, ``compiled_in``, ``always_compiled`` and ``eager`` of the
+    linked project (the attributes and ``sites``/``where`` come from the class it is mixed into)."""
+
+    def _targets(self) -> None:
+        p = self.project
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            ev = p.modules[mod].get("evidence", {})
+            for t in ("hpu", "xla"):
+                if t in ev:
+                    path = p.modules[mod].get("path") or mod
+                    self.targets[fid] = (t, f"{path} {ev[t]}")
+                    todo.append(fid)
+                    break
+        while todo:
+            fid = todo.pop()
+            target, evidence = self.targets[fid]
+            for loop, cls, args, kwargs, tainted, deferred, callee, _ in self.sites[fid]:
+                if cls is None or cls[1] is None or cls[1] in self.targets:
+                    continue
+                self.targets[cls[1]] = (target, f"{evidence}, and {self.where(fid)} calls it"
+                                        if "calls it" not in evidence else evidence)
+                todo.append(cls[1])
+        # a model's methods run where its forward runs; a class's methods where its __init__ does
+        for cid, (mod, c) in p.classes.items():
+            known = [self.targets[f] for f in c["methods"].values() if f in self.targets]
+            if known:
+                for f in c["methods"].values():
+                    self.targets.setdefault(f, known[0])
+
+    # --- compiled regions ----------------------------------------------------------------
+
+    def _compiled(self) -> None:
+        p = self.project
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            dec = next((d for d in f["decorators"] if d == "torch.compile" or d.endswith("torch_xla.compile")), None)
+            if dec is not None:
+                self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
+                todo.append(fid)
+        for mod, s in p.modules.items():
+            for j, how, optional in s.get("compiled", ()):
+                v = p.resolve(p.val(j, mod))
+                fids = []
+                if v.kind == SYM and v.ref in p.functions:
+                    fids = [v.ref]
+                elif v.kind in (MODEL, INST) and v.ref:
+                    fids = [x for x in (p.method(v.ref, "forward"), p.method(v.ref, "__call__")) if x]
+                elif v.kind == MODEL:
+                    fids = p.held_forwards(v)  # a compiled nn.Sequential runs its modules' forward
+                for fid in fids:
+                    if not optional:
+                        self.always_compiled.add(fid)
+                    if fid not in self.compiled:
+                        self.compiled[fid] = f"compiled with {how}"
+                        self.compiled_in[fid] = set()
+                        todo.append(fid)
+                    if fid in self.compiled_in:  # (not when a decorator compiles it everywhere)
+                        self.compiled_in[fid].add(mod)
+        while todo:
+            fid = todo.pop()
+            for _, cls, *_ in self.sites[fid]:
+                # a `torch.compiler.disable`d function runs eagerly (the call is a graph break)
+                if cls is not None and cls[1] is not None and cls[1] not in self.compiled \
+                        and not p.disabled(cls[1]):
+                    self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
+                    if fid in self.compiled_in:
+                        self.compiled_in[cls[1]] = self.compiled_in[fid]
+                    todo.append(cls[1])
+
+    def _lazy_module(self, mod: str) -> bool:
+        """The module marks lazy steps (mark_step...) or sets PT_HPU_LAZY_MODE=1."""
+        p = self.project
+        if "lazy" in p.modules[mod].get("evidence", {}):
+            return True
+        for fid in p.modules[mod].get("functions", ()):
+            f = p.functions.get(fid, (None, None))[1]
+            if f and ("marks a step" in f["marks"] or any("marks a step" in lp["marks"] for lp in f["loops"])):
+                return True
+        return False
+
+    def _eager(self) -> None:
+        """Functions outside compiled regions that run in eager mode (not lazy mode): their file
+        uses torch.compile (or sets PT_HPU_LAZY_MODE=0, or the configuration says target
+        "compile") and never marks a lazy step; or they call a compiled function; and what they
+        call."""
+        if self.configured_target in ("hpu", "xla"):
+            return
+        p = self.project
+        lazy = {mod: self._lazy_module(mod) for mod in p.modules}
+        todo = []
+        for fid, (mod, f) in p.functions.items():
+            if fid in self.compiled or lazy[mod]:
+                continue
+            ev = p.modules[mod].get("evidence", {})
+            path = p.modules[mod].get("path") or mod
+            why = None
+            if self.configured_target == "compile":
+                why = 'target = "compile" in the configuration'
+            elif "eager" in ev:
+                why = f"{path} {ev['eager']}"
+            elif "compile" in ev:
+                why = f"{path} {ev['compile']} and never marks a lazy step"
+            else:
+                # a module's forward compiled by `torch.compile(model)` in another script is
+                # not compiled here: only that script calls the compiled wrapper
+                # (`if compile: next_token = torch.compile(next_token)` leaves the lazy path)
+                callee = next((cls[1] for _, cls, *_ in self.sites[fid]
+                               if cls is not None and cls[1] in self.compiled
+                               and mod in self.compiled_in.get(cls[1], (mod,))
+                               and (cls[1] not in self.compiled_in or cls[1] in self.always_compiled)), None)
+                if callee is not None:
+                    why = f"it calls the compiled {self.where(callee)}"
+            if why:
+                self.eager[fid] = why
+                todo.append(fid)
+        while todo:
+            fid = todo.pop()
+            for _, cls, *_ in self.sites[fid]:
+                g = cls[1] if cls is not None else None
+                if g is None or g in self.compiled or g in self.eager or g not in p.functions \
+                        or lazy[p.functions[g][0]]:
+                    continue
+                self.eager[g] = f"called from {self.where(fid)}, which runs eagerly"
+                todo.append(g)
