@@ -498,3 +498,22 @@ def test_an_offset_another_object_counts_per_step_is_a_constant_of_the_graph():
 
 def test_an_object_named_after_no_counting_class_says_nothing():
     assert found(KV_OFFSETS.format(params="state"), ("HPU001",)) == []
+
+
+def test_the_link_does_not_depend_on_the_order_workers_finish_files(tmp_path):
+    # `-j 1` and `-j 2` gave different findings on Model-References: the project's facts were
+    # built in the order summaries came back, and first-found answers depended on it
+    from pathlib import Path
+
+    from hpulint.analysis.link import link
+    from hpulint.config import Config
+    from hpulint.engine import analyse_file
+
+    names = ("b_train", "a_model", "c_utils")
+    for n in names:
+        (tmp_path / f"{n}.py").write_text(f"def {n}(x):\n    return x\n")
+    sums = [analyse_file(Path(tmp_path / f"{n}.py"), Config(), n, lint=False, index=True).summary for n in names]
+    forward = link(sums, "auto")
+    backward = link(sums[::-1], "auto")
+    assert list(forward.project.modules) == list(backward.project.modules) == sorted(names)
+    assert list(forward.project.functions) == list(backward.project.functions)

@@ -415,10 +415,14 @@ class Linked(TargetsAndRegions):
 
 
 def link(summaries: list, target: str) -> Linked:
-    """The project of ``summaries`` (None for a file that has none), linked."""
+    """The project of ``summaries`` (None for a file that has none), linked. The summaries are
+    taken in the order of their modules and paths, whatever order the workers finished them in:
+    the same project gives the same facts with any number of jobs."""
     from hpulint.analysis.project import Project
 
-    return Linked(Project([s for s in summaries if s is not None]), target)
+    ordered = sorted((s for s in summaries if s is not None),
+                     key=lambda s: (s.get("module") or "", s.get("path") or ""))
+    return Linked(Project(ordered), target)
 
 
 def _shown(path: str) -> str:
