@@ -14,8 +14,10 @@ from typing import NamedTuple, Optional
 
 from hpulint.analysis import guards
 from hpulint.analysis.facts import FileEnv, FileFacts
+from hpulint.analysis.loops import calls_in
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.state import Loop, Scope
+from hpulint.analysis.syntax import names_in
 from hpulint.analysis.values import (
     DATA, DEVICE_TENSORS, HOST, MASK, MODEL, SEQ_TENSOR, TENSOR, R, Val,
 )
@@ -183,9 +185,6 @@ class Analysis(Walker):
         """The expression has the same value in every pass of the innermost step loop around the
         point: it calls nothing and reads only names no pass binds (`indices[:2 * beam_size]`,
         `beam_size` read from a tensor once, before the loop)."""
-        from hpulint.analysis.loops import calls_in
-        from hpulint.analysis.syntax import names_in
-
         step = next((lp for lp in (here.loop.chain() if here.loop else ()) if lp.is_step_loop), None)
         if step is None or calls_in(node):
             return False

@@ -92,9 +92,7 @@ def answer_for(linked, key: tuple):
     if kind == "counter-attr":
         return p.counter_attr(key[1], key[2])
     if kind == "counter-attr-named":  # a project class named like the object counts the attribute
-        stem = key[1].replace("_", "").lower()
-        return any(c["name"].lower() == stem and p.counter_attr(cid, key[2]) == key[2]
-                   for cid, (_, c) in p.classes.items())
+        return any(p.counter_attr(cid, key[2]) == key[2] for cid in p.classes_named_like(key[1]))
     if kind == "train":
         return linked.training_facts(key[1], key[2])
     if kind == "trains":  # a training step may run this function (see analysis.outputs)

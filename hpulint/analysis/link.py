@@ -32,11 +32,6 @@ from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, SYM
 
 MAX_ROUNDS = 6
-# loops over the parts of one step: its optimizers (`for opt in self.optimizers: opt.step()`),
-# schedulers, parameter groups or micro-batches (gradient accumulation): not step loops
-_WITHIN_ONE_STEP = re.compile(
-    r"^_?(?:optimi[sz]ers|opts|schedulers|lr_schedulers|param_groups|micro_?batch(?:es|_list)?|"
-    r"micro_?batches_\w+|microbatch_\w+s)$", re.I)
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
                           r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
@@ -136,7 +131,7 @@ class Linked(TargetsAndRegions):
         the parts of one step (micro-batches: `for micro_batch_index in range(n):`)."""
         out = self._own(fid, -1)
         for i, info in enumerate(self.project.functions[fid][1]["loops"]):
-            if info.get("parts") or _WITHIN_ONE_STEP.match(info.get("iter_name", "")):
+            if info["parts"]:
                 out = out + self._own(fid, i)
         return out
 
@@ -220,7 +215,7 @@ class Linked(TargetsAndRegions):
             it = self.project.resolve(self.project.val(info["iter"], self.project.functions[fid][0]))
             if it.kind == MLOADER:
                 return "marks a step"
-        if _WITHIN_ONE_STEP.match(info.get("iter_name", "")) or info.get("parts"):
+        if info["parts"]:
             return None  # each optimizer, scheduler or micro-batch of the same step
         nested = info["parent"] is not None and (fid, info["parent"]) in loops
         parent = info["parent"]

@@ -137,9 +137,9 @@ def int_step(node: cst.BaseExpression) -> bool:
     """A step that stays a Python int: literals, `len(...)`, `.size(0)`/`.shape[0]` arithmetic."""
     if type(node) is cst.Integer:
         return True
-    if type(node) is cst.BinaryOperation:
-        return int_step(node.left) and int_step(node.right) or (
-            type(node.left) is cst.Name and int_step(node.right)) or (type(node.right) is cst.Name and int_step(node.left))
+    if type(node) is cst.BinaryOperation:  # `n + 1`, `k * x.size(0)`: one int step, the rest names
+        sides = (node.left, node.right)
+        return any(int_step(s) for s in sides) and all(type(s) is cst.Name or int_step(s) for s in sides)
     if type(node) is cst.Call:
         f = node.func
         return (type(f) is cst.Name and f.value == "len") or (type(f) is cst.Attribute and f.attr.value in ("size", "numel"))
@@ -221,8 +221,13 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
     return False
 
 
-# a loop's counter named for the micro-batch it walks; a range bounded by the micro-batch or
-# gradient-accumulation count: the passes are the parts of one step
+# loops over the parts of one step, not step loops: by what they iterate, its optimizers
+# (`for opt in self.optimizers: opt.step()`), schedulers, parameter groups or micro-batches; by
+# their counter, `for micro_batch_index in range(n)`; by a range bounded by the micro-batch or
+# gradient-accumulation count, `for i in range(num_microbatches - 1)`
+_PARTS_ITERATED = re.compile(
+    r"^_?(?:optimi[sz]ers|opts|schedulers|lr_schedulers|param_groups|micro_?batch(?:es|_list)?|"
+    r"micro_?batches_\w+|microbatch_\w+s)$", re.I)
 _MICRO_BATCH_COUNTER = re.compile(r"^_?micro_?batch(?:_?(?:idx|index|id|num|no|i))?$", re.I)
 _PARTS_BOUND = re.compile(r"micro_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
 
@@ -232,7 +237,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.iter_value = an.value(source)
     loop.iter_name = last_name(source.func if type(source) is cst.Call else source) or ""
     target = node.target.value if type(node.target) is cst.Name else ""
-    loop.step_parts = bool(_MICRO_BATCH_COUNTER.match(target)) or (
+    loop.step_parts = bool(_PARTS_ITERATED.match(loop.iter_name) or _MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
     _bind_iter(an, node.target, node.iter, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`

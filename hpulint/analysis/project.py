@@ -49,6 +49,7 @@ class Project:
         self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
         self._mixins: dict = {}  # cid -> whether a project model class derives from it
         self._bumped_attrs: Optional[dict] = None
+        self._by_stem: Optional[dict] = None
         self._subclass_map: Optional[dict] = None
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
         self._calls: dict = {}  # fid -> calls(fid)
@@ -281,19 +282,24 @@ class Project:
         in the same function."""
         if self._bumped_attrs is None:
             self._bumped_attrs = {}
-            by_stem = {}
-            for cid, (_, c) in self.classes.items():
-                by_stem.setdefault(c["name"].lower(), []).append(cid)
             for fid, (mod, f) in self.functions.items():
                 for j, attrs, name in f.get("bumps", ()):
                     v = self.resolve(self.val(j, mod))
                     if v.kind in (INST, MODEL) and v.ref:
                         owners = [v.ref]
                     else:  # `inference_params` the analysis cannot follow: the class it is named after
-                        owners = by_stem.get(name.replace("_", "").lower(), []) if v.kind == UNKNOWN else []
+                        owners = self.classes_named_like(name) if v.kind == UNKNOWN else []
                     for cid in owners:
                         self._bumped_attrs.setdefault(cid, set()).update(attrs)
         return self._bumped_attrs
+
+    def classes_named_like(self, obj: str) -> list:
+        """The project classes an object's name spells (`inference_params` -> `InferenceParams`)."""
+        if self._by_stem is None:
+            self._by_stem = {}
+            for cid, (_, c) in self.classes.items():
+                self._by_stem.setdefault(c["name"].lower(), []).append(cid)
+        return self._by_stem.get(obj.replace("_", "").lower(), [])
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):
