@@ -109,6 +109,15 @@ _EXPR_FIELDS: dict = {}
 _SKIP_FIELD = re.compile(r"whitespace|^lpar$|^rpar$|comma|^operator$|^equal$|^dot$|^colon$|bracket|brace|^star$")
 
 
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """``node`` and every node under it, in source order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack += reversed(child_nodes(n))
+
+
 def _expr_fields(tp) -> tuple:
     fields = tuple(f.name for f in dataclasses.fields(tp) if not _SKIP_FIELD.search(f.name))
     _EXPR_FIELDS[tp] = fields

@@ -24,7 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, names_in
+from hpulint.analysis.syntax import child_nodes, code, descendants, names_in
 from hpulint.rules.compiled_region import compiled_why, recompiles_text
 
 APPENDS_OBJ = (
@@ -45,13 +45,6 @@ TENSOR_OF_LIST = (
 LIST_MAKERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",
                          "torch.IntTensor"})
 
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack += reversed(child_nodes(n))
 
 
 def history_findings(an, appends: list, histories: dict, limit: int) -> list:
@@ -86,7 +79,7 @@ def history_attrs(cls: cst.ClassDef) -> dict:
     for st in cls.body.body:
         if type(st) is not cst.FunctionDef:
             continue
-        for n in _walk(st.body):
+        for n in descendants(st.body):
             if type(n) is cst.Assign:
                 for t in n.targets:
                     tg = t.target
@@ -134,13 +127,13 @@ def tensor_of_list(module: cst.Module, definition, callee: str) -> list:
         return []
     params = [p.name.value for p in fn.params.params][skip:]
     made = []
-    for n in _walk(fn.body):
+    for n in descendants(fn.body):
         if type(n) is cst.Call and code(n.func) in LIST_MAKERS and n.args and type(n.args[0].value) is cst.Name \
                 and n.args[0].value.value in params:
             made.append((n, n.args[0].value.value))
     if not made:
         return []
-    returns_list = {f.name.value for f in _walk(module) if type(f) is cst.FunctionDef and _returns_list(f)}
+    returns_list = {f.name.value for f in descendants(module) if type(f) is cst.FunctionDef and _returns_list(f)}
     out = []
     for call, bound in _calls_in_loops(module, callee):
         for node, param in made:
@@ -178,7 +171,7 @@ def _calls_in_loops(module: cst.Module, callee: str) -> list:
 
 def _returns_list(fn: cst.FunctionDef) -> bool:
     """The function returns a list comprehension (or a list concatenated to one)."""
-    for n in _walk(fn.body):
+    for n in descendants(fn.body):
         if type(n) is cst.Return and n.value is not None:
             v = n.value
             while type(v) is cst.BinaryOperation and type(v.operator) is cst.Add:

@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, names_in
+from hpulint.analysis.syntax import code, descendants, names_in
 from hpulint.rules.compiled_region import MANY, distinct_values
 
 GROW_CALLS = ("cat", "concat", "concatenate", "hstack", "vstack", "column_stack")
@@ -73,13 +73,6 @@ def _passes(loop) -> Optional[int]:
     return total
 
 
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack += reversed(child_nodes(n))
-
 
 def _definition(module: cst.Module, callee: str):
     """(FunctionDef, parameters to skip) of what ``callee`` runs: a function of that name, or the
@@ -87,7 +80,7 @@ def _definition(module: cst.Module, callee: str):
     if module is None:
         return None, 0
     funcs, classes, built = {}, {}, {}
-    for n in _walk(module):
+    for n in descendants(module):
         if type(n) is cst.FunctionDef:
             funcs.setdefault(n.name.value, n)
         elif type(n) is cst.ClassDef:
@@ -95,7 +88,7 @@ def _definition(module: cst.Module, callee: str):
             if fwd is not None:
                 classes[n.name.value] = fwd
         elif type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
-            made = {c.func.value for c in _walk(n.value) if type(c) is cst.Call and type(c.func) is cst.Name}
+            made = {c.func.value for c in descendants(n.value) if type(c) is cst.Call and type(c.func) is cst.Name}
             for ref in names_in(n.value):
                 made |= built.get(ref, set())
             built[n.targets[0].target.value] = made
@@ -107,10 +100,10 @@ def _definition(module: cst.Module, callee: str):
 
 def _returns_grown(fn: cst.FunctionDef, param: str, index) -> bool:
     grown = set()  # names bound in fn to a concatenation with the parameter
-    for n in _walk(fn.body):
+    for n in descendants(fn.body):
         if type(n) is cst.Assign and _grows(n.value, param, grown):
             grown |= {t.target.value for t in n.targets if type(t.target) is cst.Name}
-    for n in _walk(fn.body):
+    for n in descendants(fn.body):
         if type(n) is cst.Return and n.value is not None:
             out = n.value
             if index is not None:

@@ -20,7 +20,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, names_in
+from hpulint.analysis.syntax import code, descendants, names_in
 
 FACTORIES = {"randn": "float32", "rand": "float32", "zeros": "float32", "ones": "float32", "empty": "float32",
              "randint": "int64", "full": "float32"}
@@ -89,21 +89,13 @@ def _dtype(node: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def _walk(node: cst.CSTNode):
-    """Every node under ``node``, in source order."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack += reversed(child_nodes(n))
 
-
-def input_forms(module: cst.Module, compiled: set) -> list:
+def input_forms(module: cst.Module, compiled: set, calls: list, fors: list) -> list:
     """(callee, the first call with a second form, {form: first line}) for each compiled callable
     of the file called with tensors of 3 or more (rank, dtype) forms at one argument position: at
     its call sites (`predict(torch.randn(3, 16, 16))`, `predict(torch.randn(4, 3, 16, 16))`), or
     in a loop over a literal list of tensors or of lambdas that make them (`for load in sources:
-    f(load())`)."""
+    f(load())`). ``calls`` and ``fors``: the file's calls and `for` loops, in source order."""
     if module is None or not compiled:
         return []
     literals = {}  # module-level name -> literal list/tuple
@@ -114,14 +106,14 @@ def input_forms(module: cst.Module, compiled: set) -> list:
                         and type(small.value) in (cst.List, cst.Tuple):
                     literals[small.targets[0].target.value] = small.value
     loops = {}  # for target name -> iterable (literal)
-    for n in _walk(module):
-        if type(n) is cst.For and type(n.target) is cst.Name:
+    for n in fors:
+        if type(n.target) is cst.Name:
             it = literals.get(n.iter.value) if type(n.iter) is cst.Name else n.iter
             if type(it) in (cst.List, cst.Tuple):
                 loops[n.target.value] = it
     seen: dict = {}  # (callee, position) -> [(form, call)]
-    for n in _walk(module):
-        if type(n) is not cst.Call or type(n.func) is not cst.Name or n.func.value not in compiled:
+    for n in calls:
+        if type(n.func) is not cst.Name or n.func.value not in compiled:
             continue
         for k, a in enumerate(x for x in n.args if x.keyword is None):
             for form in _arg_forms(a.value, loops):
@@ -172,7 +164,7 @@ SIZE_CALLS = frozenset({"size", "dim"})
 
 def is_size(expr: cst.BaseExpression) -> bool:
     """`x.shape[1]`, `x.size(1)`, `x.shape[-2:]`, `tuple(x.shape)`, `(x.shape[0], x.shape[1])`."""
-    for n in _walk(expr):
+    for n in descendants(expr):
         if type(n) is cst.Attribute and n.attr.value == "shape":
             return True
         if type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "size":
@@ -210,7 +202,7 @@ def size_key(calls: list, fn: cst.FunctionDef, key: cst.BaseExpression) -> bool:
         return False
     if names & size_params(calls, fn):
         return True
-    for n in _walk(fn.body):
+    for n in descendants(fn.body):
         if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
                 and n.targets[0].target.value in names and is_size(n.value):
             return True
@@ -248,4 +240,4 @@ def built_from(assigns: list) -> dict:
 
 
 def called_names(node: cst.CSTNode) -> set:
-    return {c.func.value for c in _walk(node) if type(c) is cst.Call and type(c.func) is cst.Name}
+    return {c.func.value for c in descendants(node) if type(c) is cst.Call and type(c.func) is cst.Name}

@@ -54,6 +54,7 @@ class StaticShapesRecompile(LoopCalls):
         # every Call and Assign of the file, in source order (for compile_forms' size keys)
         self.every_call: list = []
         self.every_assign: list = []
+        self.every_for: list = []
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
@@ -77,6 +78,9 @@ class StaticShapesRecompile(LoopCalls):
                 self.static.append((arg, node, name))
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
             self.static.append((arg, node, code(node.func.value)))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.every_for.append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.every_assign.append(node)
@@ -130,7 +134,7 @@ class StaticShapesRecompile(LoopCalls):
 
     def _forms(self) -> None:
         """A compiled callable fed tensors of 3 or more ranks or dtypes (compile_forms)."""
-        for callee, call, forms in input_forms(self.module, set(self.compiled)):
+        for callee, call, forms in input_forms(self.module, set(self.compiled), self.every_call, self.every_for):
             what, said = forms_text(forms)
             # at the compile call: each form's first call recompiles, from its own line
             self.report(self.compiled[callee][0], FORMS.format(name=callee, n=len(forms), what=what, said=said,
