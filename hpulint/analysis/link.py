@@ -27,7 +27,7 @@ from typing import Optional
 
 from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.link_targets import TargetsAndRegions
-from hpulint.analysis.preparation import without_preparation
+from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, SYM
 
@@ -268,7 +268,7 @@ class Linked(TargetsAndRegions):
                     reason = self._loop_reason(fid, i, f, within, new_loops, multi)
                     if reason is not None:
                         new_loops[(fid, i)] = reason
-            new_loops = without_preparation(self, new_loops)
+            new_loops = self._runs_of_steps(without_preparation(self, new_loops))
             multi = self._multi_step(new_loops)
             new_hot = {fid: why for fid, why in seeds.items() if fid not in multi}
             todo = []
@@ -289,6 +289,40 @@ class Linked(TargetsAndRegions):
                 break
             hot, loops = new_hot, new_loops
         self.hot, self.step_loops, self.multi_step = hot, loops, multi
+
+    def _runs_of_steps(self, loops: dict) -> dict:
+        """A loop that is a step loop only because it calls a model, around a counted loop that
+        passes its counter to a call that runs the model (a loop over video chunks that encodes
+        each chunk's inputs, then denoises it with `do_sample_per_step(model, ..., step)`): each
+        outer pass is a run, and the inner loop's passes are its steps. The inner loop is a step
+        loop too (a corrector loop that only repeats a model call, `for _ in range(k)`, is not)."""
+        out = None
+        for (fid, i), reason in loops.items():
+            if not model_only(reason):
+                continue
+            f = self.project.functions[fid][1]
+            for j in sorted(self._inner_loops(fid, i) - {i}):
+                info = f["loops"][j]
+                if info["collection"] or info["parts"] or info["marks"] or (fid, j) in loops:
+                    continue
+                why = self._model_call(fid, j, with_counter=True)
+                if why is not None:
+                    if out is None:
+                        out = dict(loops)
+                    out[(fid, j)] = why
+        return loops if out is None else out
+
+    def _model_call(self, fid: str, index: int, with_counter: bool = False) -> Optional[str]:
+        """Why loop ``index`` calls a model on every pass; ``with_counter``: only by a call it passes
+        its counter to (`do_sample_per_step(model, ..., step)`)."""
+        for _, cls, _, _, tainted, *_ in self._own(fid, index):
+            if cls is None or (with_counter and f"loop:{index}" not in tainted.values()):
+                continue
+            if cls[0] == "model":
+                return "calls a model"
+            if cls[1] in self.calls_model:
+                return f"calls {self.called(cls[1])}, which calls a model"
+        return None
 
     def _inner_loops(self, fid: str, index: int) -> set:
         loops = self.project.functions[fid][1]["loops"]

@@ -17,7 +17,7 @@ from hpulint.analysis.names import (
 )
 from hpulint.analysis.syntax import child_nodes, code, is_true, keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.state import CallSite
-from hpulint.analysis.values import Attr, Elem, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
+from hpulint.analysis.values import Attr, Elem, Self, Sym, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
 _WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
@@ -98,6 +98,32 @@ def int_seq_arity(an, node: cst.BaseExpression) -> int:
     if qn == "zip" and len(node.args) > 1 and not any(a.keyword for a in node.args):
         arities = [int_seq_arity(an, a.value) for a in node.args]
         return len(arities) if all(a == 1 for a in arities) else 0
+    return _helper_arity(an, func)
+
+
+def _helper_arity(an, func: cst.BaseExpression) -> int:
+    """A call of a function of this file, walked already, every return of which is a host int
+    sequence (`self.get_sigma_gen(n)` returning `range(n - 1)` or a progress bar over it)."""
+    fns = an.int_seq_fns
+    if not fns:
+        return 0
+    tp = type(func)
+    if tp is cst.Name:
+        v = an.value(func)
+        return fns.get(v.ref, 0) if type(v) is Sym else 0
+    if tp is not cst.Attribute:
+        return 0
+    owner = an.value(func.value)
+    cid = owner.cls if type(owner) is Self else owner.ref if type(owner) is Sym else None
+    by_cid = {c.cid: c for c in an.classes.values()}
+    seen = set()
+    while cid in by_cid and cid not in seen:  # the method through the classes of this file
+        seen.add(cid)
+        info = by_cid[cid]
+        fid = info.methods.get(func.attr.value)
+        if fid is not None:
+            return fns.get(fid, 0)
+        cid = info.bases[0] if info.bases else None
     return 0
 
 

@@ -27,7 +27,7 @@ def without_preparation(linked, loops: dict) -> dict:
     callers = None
     out = dict(loops)
     for (fid, i), reason in loops.items():
-        if not _model_only(reason):
+        if not model_only(reason):
             continue
         f = p.functions[fid][1]
         info = f["loops"][i]
@@ -45,7 +45,7 @@ def without_preparation(linked, loops: dict) -> dict:
     return out
 
 
-def _model_only(reason: str) -> bool:
+def model_only(reason: str) -> bool:
     """A step loop only because it calls a model (no marker, backward, optimizer or loader)."""
     return reason == "calls a model" or (reason.startswith("calls ") and reason.endswith(", which calls a model"))
 

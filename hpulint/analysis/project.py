@@ -357,11 +357,18 @@ class Project:
             fns = self._function_apply(callee)
             if fns:
                 return fns
+        if got is None and callee.tag == "attr" and callee.base.tag == "self":
+            # a method only the subclasses define (`self.possible_correction_step(...)`)
+            fns = self._overrides(callee.base.cls, callee.name, "")
+            if fns:
+                return fns
         if got is not None:
             if got[0] == "model" and got[1] is None:
                 held = self.held_forwards(self.resolve(callee))
                 if held:
                     return [("model", fid, 1) for fid in held]
+            if got[0] == "fn" and got[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
+                return [got, *self._overrides(callee.base.cls, callee.name, got[1])]
             return [got]
         if name and is_model_name(name) and self.resolve(callee).kind == UNKNOWN:
             return [("model", None, 1)]
@@ -486,6 +493,18 @@ class Project:
             hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ()))
             self._mixins[cid] = hit
         return hit
+
+    def _overrides(self, cid: str, name: str, found: str) -> list:
+        """`self.sampler_step(...)` in a base class runs whichever subclass's override the object
+        is: the other methods of that name in the classes deriving from ``cid``."""
+        if self._subclass_map is None:
+            self._subclass_map = self._subclasses()
+        out = []
+        for sub in self._subclass_map.get(cid, ()):
+            other = self.method(sub, name)
+            if other is not None and other != found and ("fn", other, 1) not in out:
+                out.append(("fn", other, 1))
+        return out
 
     def _subclasses(self) -> dict:
         """cid -> the project classes that derive from it, through any chain."""

@@ -115,6 +115,9 @@ class Resolver:
         if t == "named":
             got = self(v.base)
             return got if got.kind != UNKNOWN else by_name(v.name)
+        if t == "used":
+            got = self(v.base)
+            return got if got.kind != UNKNOWN else r(v.kind)
         return R_UNKNOWN
 
     def _attr(self, base: R, name: str) -> R:

@@ -78,6 +78,7 @@ class Scope:
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
         self.facts = Facts()
         self.returns: list = []  # Vals returned
+        self.int_returns: list = []  # per return: the arity of the host int sequence it returns (0: not one)
         self.loops: list = []  # Loops of this function, in source order
         self.calls: list = []  # every CallSite of the function (its body and its loops), in order
         self.index_uses: list = []  # (parameter, Val of what it indexes): `alphas[index]`

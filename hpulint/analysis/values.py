@@ -263,6 +263,18 @@ class Named(Val):
         self.name = name
 
 
+class Used(Val):
+    """A value of unknown origin whose uses say what it is (``sigmas`` from a configured object,
+    then ``torch.sqrt(1 + sigmas[0] ** 2)``): ``kind`` decides when nothing else does."""
+
+    __slots__ = ("base", "kind")
+    tag = "used"
+
+    def __init__(self, base: Val, kind: str) -> None:
+        self.base = base
+        self.kind = kind
+
+
 class Tup(Val):
     __slots__ = ("parts",)
     tag = "tup"
@@ -301,7 +313,7 @@ MAX_DEPTH = 8  # deeper expressions are not followed: unknown
 
 
 def depth(v: Val) -> int:
-    if isinstance(v, (Attr, Elem, Meth, CallV, Named)):
+    if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used)):
         return 1 + depth(v.base)
     if isinstance(v, (Arith, Join, Tup)):
         return 1 + max((depth(p) for p in v.parts), default=0)
@@ -340,6 +352,8 @@ def to_json(v: Val):
         return [t, to_json(v.base)]
     if t == "named":
         return [t, to_json(v.base), v.name]
+    if t == "used":
+        return [t, to_json(v.base), v.kind]
     if t == "arith":
         return [t, [to_json(p) for p in v.parts], v.op]
     if t == "retof":
@@ -372,6 +386,8 @@ def from_json(j, ref=None) -> Val:
         return CallV(from_json(j[1], ref))
     if t == "named":
         return Named(from_json(j[1], ref), j[2])
+    if t == "used":
+        return Used(from_json(j[1], ref), j[2])
     if t == "arith":
         return Arith(tuple(from_json(p, ref) for p in j[1]), j[2])
     if t == "join":
@@ -393,7 +409,7 @@ def leaves(v: Val):
         x = stack.pop()
         if isinstance(x, (Sym, Ret, Param, Self)):
             yield x
-        elif isinstance(x, (Attr, Elem, Meth, CallV, Named)):
+        elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used)):
             stack.append(x.base)
         elif isinstance(x, (Arith, Join, Tup)):
             stack.extend(x.parts)

@@ -9,7 +9,9 @@ from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
-from hpulint.analysis.values import Arith, Elem, Meth, Named, Param, Sym, Tup, by_name, V_SEQ, V_TENSOR, Val, join
+from hpulint.analysis.values import (
+    Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_SEQ, V_TENSOR, Val, join,
+)
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
 
 # methods only a module has, called on a parameter: it is a model. Not `train()` (a Trainer's
@@ -221,7 +223,9 @@ class Bindings:
         a tensor (evidence, as `x.unsqueeze(0)` is)."""
         first = node.args[0].value
         if type(first) is not cst.Name:
-            return
+            first = _operand_root(first)  # `torch.sqrt(1.0 + sigmas[0] ** 2.0)`
+            if first is None:
+                return
         qn = self.qualname(node.func) or ""
         if not (qn in MASK_FUNCTIONS or qn.startswith("torch.nn.functional.")
                 or (qn.startswith("torch.") and qn.count(".") == 1 and qn[6:] in _TENSOR_INPUT_LEAVES)):
@@ -231,6 +235,22 @@ class Bindings:
         if type(v) is Param and v.fid == fn.fid and v.name not in fn.evidence:
             fn.evidence[v.name] = "tensor"
             fn.pcounters.pop(first.value, None)
+        elif type(v) is not Param:
+            self._note_use(first.value, "tensor")
+
+    def _note_use(self, name: str, kind: str) -> None:
+        """A local name whose value the analysis may not know (what a configured object's call
+        returns) is used as only a tensor (or a module) is: where nothing else says what it is,
+        its reads from here on are one."""
+        fn = self.function
+        v = fn.bindings.get(name)
+        if v is None or type(v) in _SAYS_WHAT_IT_IS:
+            return
+        if type(v) in (Ret, RetOf) and v.ref.rsplit(".", 1)[-1][:1].isupper():
+            return  # an object of a class (`Accelerator(...)`): its methods say nothing of tensors
+        fn.bindings[name] = Used(v, kind)
+        if self.value_cache:
+            self.value_cache.clear()
 
     def _enter_attribute(self, node: cst.Attribute) -> None:
         # `x.new_ones(...)`, `x.shape`, `x.float()`: evidence that parameter x is a tensor
@@ -251,6 +271,8 @@ class Bindings:
             if v.fid == fn.fid and v.name not in fn.evidence:
                 fn.evidence[v.name] = kind
                 fn.pcounters.pop(base.value, None)
+        elif kind == "model" or name not in _ARRAY_TOO:
+            self._note_use(base.value, kind)
 
     def _enter_subscript(self, node: cst.Subscript) -> None:
         # `alphas[index]` with a parameter (or int arithmetic on one): the link step decides
@@ -297,6 +319,32 @@ class Bindings:
         loop = self.loop
         if loop is not None and node.value not in loop.assigned and id(node) not in self._stores:
             loop.read_before_assign.add(node.value)
+
+
+# what a NumPy array has too: not evidence that a local of unknown origin is a tensor
+# or what other objects have (an Accelerator's `gather`, a process group's `scatter`, `grad`)
+_ARRAY_TOO = frozenset({"shape", "item", "squeeze", "view", "dim", "numel", "gather", "scatter", "chunk",
+                        "norm", "grad"})
+# values that say what they are (a known kind, a parameter, which has its own evidence, a symbol)
+_SAYS_WHAT_IT_IS = (K, Param, Self, Sym, Used, Tup)
+
+
+def _operand_root(expr: cst.BaseExpression) -> Optional[cst.Name]:
+    """The one name an arithmetic of numbers and element reads is about: `sigmas` in
+    `1.0 + sigmas[0] ** 2.0`; None if there is none or more than one."""
+    while True:
+        tp = type(expr)
+        if tp is cst.Subscript:
+            expr = expr.value
+        elif tp is cst.BinaryOperation:
+            sides = [x for x in (expr.left, expr.right) if type(x) not in (cst.Integer, cst.Float)]
+            if len(sides) != 1:
+                return None
+            expr = sides[0]
+        elif tp is cst.UnaryOperation:
+            expr = expr.expression
+        else:
+            return expr if tp is cst.Name else None
 
 
 # torch functions whose first argument is a tensor input (besides torch.nn.functional.* and the

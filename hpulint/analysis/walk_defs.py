@@ -5,6 +5,7 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis.loops import int_seq_arity
 from hpulint.analysis.syntax import last_name, param_names
 from hpulint.analysis.state import Block, ClassInfo, Scope
 from hpulint.analysis.values import Param, Self, Sym, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
@@ -100,6 +101,11 @@ class Definitions:
                                                     f"on {name}()")
 
     def _leave_function(self, node: cst.FunctionDef) -> None:
+        scope = self.scopes[-1]
+        arities = set(scope.int_returns)
+        if len(arities) == 1 and 0 not in arities and not scope.yields:
+            # `def get_sigma_gen(n): gen = range(n - 1); ...; return gen`: its callers loop over ints
+            self.int_seq_fns[scope.fid] = arities.pop()
         self.blocks.pop()
         self._pop_scope()
         self.statements.pop()
@@ -187,7 +193,9 @@ class Definitions:
         self.function.yields = True
 
     def _enter_return(self, node: cst.Return) -> None:
-        self.function.returns.append(self.value(node.value) if node.value is not None else V_NONE)
+        fn = self.function
+        fn.returns.append(self.value(node.value) if node.value is not None else V_NONE)
+        fn.int_returns.append(int_seq_arity(self, node.value) if node.value is not None else 0)
 
 
 def _annotated_name(ann: cst.BaseExpression) -> str:

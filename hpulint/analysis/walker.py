@@ -70,6 +70,7 @@ class Walker(Definitions, Flow, Bindings):
         self._comprehensions: list = []
         self.star_imports: list = []  # modules `from m import *` reads
         self._qual_count: dict = {}
+        self.int_seq_fns: dict = {}  # fid -> arity of the host int sequence every return of it gives
 
     # --- queries used while walking --------------------------------------------------------
 

@@ -49,6 +49,12 @@ class HostSyncEveryStep(Rule):
         super().__init__(ctx)
         self._chained: set[int] = set()  # `.cpu()` calls already reported through `.cpu().item()`
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if type(node.value) is cst.Call:
+            self._discarded = id(node.value)
+
+    _discarded = 0  # the call a statement makes and drops the result of (`model.cpu()`: a module moved)
+
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         if (an.function.kind == "module" and an.loop is None) or self._failing:
@@ -67,6 +73,8 @@ class HostSyncEveryStep(Rule):
             v = an.value(recv)
             if method == "item" and not node.args:
                 self._report(node, "`.item()`", v, strict=False)
+            elif id(node) == self._discarded and method in ("cpu", "to"):
+                return  # a tensor's copy nobody keeps is not written; a module's move is
             elif method == "cpu" and not node.args and id(node) not in self._chained:
                 self._report(node, "`.cpu()`", v)
             elif method == "to" and node.args and _to_cpu(an, node):

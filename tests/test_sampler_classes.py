@@ -1,0 +1,176 @@
+"""Samplers as class hierarchies write them: the step counter comes from a helper method that
+returns a range, the step function is a method only the subclasses define, the noise schedule
+comes from a configured object whose type the analysis cannot see (its uses say it is a tensor),
+a loop over chunks of a video runs a whole sampling loop per chunk, and helpers move modules to
+the CPU. Each case has a look-alike that must stay quiet.
+
+The cases are written for these tests; none is copied from a repository.
+"""
+from __future__ import annotations
+
+import textwrap
+
+from hpulint.engine import lint_source
+
+
+def found(src: str, select: tuple = ()) -> list:
+    out = [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "sampler.py")]
+    return [x for x in out if not select or x[0] in select]
+
+
+SAMPLER = """
+import torch
+
+
+def build(config):
+    return config["target"](**config.get("params", {}))
+
+
+class Base:
+    def __init__(self, schedule_config, steps):
+        self.schedule = build(schedule_config)
+        self.steps = steps
+
+    def prepare(self, x):
+        sigmas = self.schedule(self.steps)
+        x = x * torch.sqrt(1.0 + sigmas[0] ** 2.0)
+        return x, sigmas
+
+    def step_counter(self, n):
+        gen = range(n - 1)
+        if self.verbose:
+            gen = tqdm(gen, total=n)
+        return gen
+
+    def denoise(self, denoiser, x, sigma):
+        return denoiser(x, sigma)
+
+
+class Euler(Base):
+    def step(self, sigma, next_sigma, denoiser, x):
+        d = (x - self.denoise(denoiser, x, sigma)) / sigma
+        return x + d * (next_sigma - sigma)
+
+    def __call__(self, denoiser, x):
+        x, sigmas = self.prepare(x)
+        s_in = x.new_ones([x.shape[0]])
+        for i in self.step_counter(len(sigmas)):
+            churn = 0.1 if {test} else 0.0
+            x = self.step(s_in * sigmas[i], s_in * sigmas[i + 1], denoiser, x)
+        return x
+"""
+
+
+def test_a_counter_from_a_helper_that_returns_a_range_indexes_a_schedule_used_as_a_tensor():
+    src = SAMPLER.replace("{test}", "sigmas[i] > 1.0")
+    assert found(src, ("HPU001", "HPU008")) == [("HPU001", 38), ("HPU008", 38), ("HPU001", 39), ("HPU001", 39)]
+
+
+def test_a_python_number_read_once_is_left_alone():
+    assert found(SAMPLER.replace("{test}", "self.steps > 10"), ("HPU008",)) == []
+
+
+ABSTRACT = """
+import torch
+
+
+class Base:
+    def run(self, model, x, sigmas):
+        for i in range(len(sigmas) - 1):
+            x = self.sampler_step(model, x, sigmas[i], sigmas[i + 1])
+        return x
+
+
+class Heun(Base):
+    def sampler_step(self, model, x, sigma, next_sigma):
+        d = model(x, sigma)
+        if torch.sum(next_sigma) < 1e-14:
+            return x + d
+        return x + 0.5 * d
+
+
+class Plain:
+    def sampler_step(self, model, x, sigma, next_sigma):
+        if torch.sum(next_sigma) < 1e-14:
+            return x
+        return x
+"""
+
+
+def test_a_method_only_subclasses_define_runs_in_the_base_class_step_loop():
+    # `self.sampler_step` in Base is Heun's; Plain is not a subclass, so its copy is not called
+    assert found(ABSTRACT, ("HPU008",)) == [("HPU008", 15)]
+
+
+CHUNKS = """
+import torch
+
+
+def encode(model, frames):
+    return model.encode(frames)
+
+
+def step_once(model, sampler, latents, step):
+    sigmas = sampler.sigmas
+    return model(latents, sigmas[step])
+
+
+def sample(model, sampler, video, num_steps):
+    out = []
+    for start in range(0, len(video), 4):
+        cond = encode(model, video[start:start + 4])
+        latents = torch.randn(4, 8)
+        for step in range(num_steps):
+            latents = step_once(model, sampler, latents, step)
+        for _ in range(2):
+            latents = model(latents, cond)
+        out.append(latents)
+    return out
+"""
+
+
+def test_a_loop_of_runs_holds_a_step_loop_that_passes_its_counter_to_the_model_call():
+    assert found(CHUNKS, ("HPU001",)) == [("HPU001", 11)]
+
+
+MOVES = """
+import torch
+
+
+def offload(model):
+    model.cpu()
+    torch.cuda.empty_cache()
+
+
+def loop(model, batches):
+    for x in batches:
+        y = model(x)
+        offload(model)
+        kept = y.cpu()
+        y.to("cpu")
+"""
+
+
+def test_a_module_moved_to_the_cpu_is_not_a_host_read_but_a_kept_copy_is():
+    assert found(MOVES, ("HPU005",)) == [("HPU005", 14)]
+
+
+ACCEL = """
+import torch
+from accelerate import Accelerator
+
+
+def train(model, loader, optimizer):
+    accelerator = Accelerator(gradient_accumulation_steps=4)
+    for batch in loader:
+        loss = model(batch).mean()
+        avg = accelerator.gather(loss).mean()
+        accelerator.backward(loss)
+        if accelerator.sync_gradients:
+            accelerator.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+"""
+
+
+def test_an_object_of_a_library_class_is_not_a_tensor_because_of_its_method_names():
+    assert found(ACCEL, ("HPU008",)) == []
