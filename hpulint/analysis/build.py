@@ -261,6 +261,10 @@ def _reads_targets(node: cst.ListComp) -> bool:
     return bool(targets & set(names_in(node.elt))) or type(node.elt) in (cst.ListComp, cst.GeneratorExp)
 
 
+EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
 def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     """The value of a call of a library API we know by name, or None."""
     if qn.startswith("numpy.") or qn.startswith("math."):
@@ -274,6 +278,11 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     if qn.startswith(OPTIMIZER_MODULES) and qn.rsplit(".", 1)[-1][:1].isupper() \
             and "lr_scheduler" not in qn and "Scheduler" not in qn:
         return V_OPTIMIZER
+    if qn in EINOPS or qn.startswith("einx."):
+        # `rearrange(x, "b n -> n b")`, `einx.multiply("b n, b", x, w)`: the tensor's layout changes,
+        # not what it is
+        tensors = [a for a in call.args if a.keyword is None and not isinstance(a.value, _STRINGS)]
+        return value(an, tensors[0].value) if tensors else V_UNKNOWN
     if not qn.startswith("torch."):
         return None
     leaf = qn.rsplit(".", 1)[-1]
