@@ -1,0 +1,43 @@
+"""DETR-style set prediction loss: the one-to-one matching of predicted to ground-truth boxes is
+done by a small greedy matcher in the data-side code, and the compiled loss receives the matched
+index tensors with the predictions."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+
+
+@torch.no_grad()
+def greedy_match(cost):
+    rows, cols, used = [], [], set()
+    for r, row in enumerate(cost.tolist()):
+        order = sorted(range(len(row)), key=row.__getitem__)
+        c = next(c for c in order if c not in used)
+        used.add(c)
+        rows.append(r)
+        cols.append(c)
+    return torch.tensor(rows), torch.tensor(cols)
+
+
+def set_loss(pred_logits, pred_boxes, tgt_labels, tgt_boxes, tgt_idx, pred_idx):
+    box_loss = F.l1_loss(pred_boxes[pred_idx], tgt_boxes[tgt_idx])
+    target_classes = torch.full(pred_logits.shape[:1], pred_logits.shape[1] - 1)
+    target_classes[pred_idx] = tgt_labels[tgt_idx]
+    return box_loss + F.cross_entropy(pred_logits, target_classes)
+
+
+head = nn.Linear(32, 4 + 6)
+criterion = torch.compile(set_loss)
+opt = torch.optim.AdamW(head.parameters(), lr=1e-3)
+for step in range(4):
+    out = head(torch.randn(10, 32))
+    logits, boxes = out[:, 4:], out[:, :4].sigmoid()
+    labels, gt = torch.randint(0, 5, (3,)), torch.rand(3, 4)
+    cost = torch.cdist(gt, boxes, p=1) - logits.softmax(-1)[:, labels].t()
+    tgt_idx, pred_idx = greedy_match(cost)
+    loss = criterion(logits, boxes, labels, gt, tgt_idx, pred_idx)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(f"loss {loss.item():.4f}")
