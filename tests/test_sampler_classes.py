@@ -174,3 +174,37 @@ def train(model, loader, optimizer):
 
 def test_an_object_of_a_library_class_is_not_a_tensor_because_of_its_method_names():
     assert found(ACCEL, ("HPU008",)) == []
+
+
+PIPELINE = """
+import torch
+
+
+class Pipeline:
+    def decode(self, latents, chunk):
+        frames = []
+        for i in range(0, latents.shape[0], chunk):
+            frames.append(self.vae.decode(latents[i : i + chunk]))
+        return torch.cat(frames)
+
+    def __call__(self, latents, timesteps, embeddings, chunk):
+        for t in timesteps:
+            preds = []
+            for j in range(embeddings.shape[0]):
+                preds.append(self.unet(latents, t, embeddings[j : j + 1]))
+            latents = self.scheduler.step(torch.cat(preds).mean(0), t, latents)
+        {decode}
+        return latents
+"""
+
+
+def test_a_decode_loop_after_the_run_and_a_prompt_loop_inside_a_step_are_not_step_loops():
+    assert found(PIPELINE.replace("{decode}", "latents = self.decode(latents, chunk)"), ("HPU001",)) == []
+
+
+def test_the_loop_around_the_prompt_loop_is_the_step_loop():
+    src = PIPELINE.replace("for t in timesteps:", "for i, t in enumerate(timesteps):\n"
+                           "            latents = latents * sigmas[i]")
+    src = src.replace("{decode}", "latents = self.decode(latents, chunk)").replace(
+        "def __call__(self, latents,", "def __call__(self, sigmas: torch.Tensor, latents,")
+    assert found(src, ("HPU001",)) == [("HPU001", 14)]

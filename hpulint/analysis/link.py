@@ -245,6 +245,16 @@ class Linked(TargetsAndRegions):
                 return "calls a model"
             if cls[1] in self.calls_model:
                 return f"calls {self.called(cls[1])}, which calls a model"
+        if info["carried"]:
+            # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
+            # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts
+            # of this loop's step
+            for j in sorted(self._inner_loops(fid, index) - {index}):
+                inner = f["loops"][j]
+                if not inner["carried"] and not inner["marks"]:
+                    why = self._model_call(fid, j)
+                    if why is not None:
+                        return f"{why} in a nested loop"
         return None
 
     def _hot_and_loops(self) -> None:

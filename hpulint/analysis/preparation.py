@@ -17,6 +17,12 @@ model (no marker, backward, optimizer step or loader), that
   when a chunked decode loop follows it); or
 - is in a function that every project caller calls at its top level, before one of the caller's
   own top-level step loops (`cond = self.prepare_latents(...)` then the denoising loop).
+
+Loops that *finish* a run are dropped the same way: a model-only loop that carries nothing from
+one pass to the next (`for i in range(0, n, chunk): frames.append(vae.decode(latents[i:i + chunk]))`)
+and follows, at the same level of the same function, another step loop, or is in a function that
+every project caller calls at its top level after one of its own top-level step loops
+(`frames = self.decode_latents(latents)` after the denoising loop).
 """
 from __future__ import annotations
 
@@ -31,6 +37,17 @@ def without_preparation(linked, loops: dict) -> dict:
             continue
         f = p.functions[fid][1]
         info = f["loops"][i]
+        if not info.get("carried"):
+            # a decode loop after the run (`for i in range(0, n, chunk): frames.append(vae.decode(...))`)
+            earlier = [j for j in range(i) if (fid, j) in loops and f["loops"][j]["parent"] == info["parent"]]
+            if earlier:
+                del out[(fid, i)]
+                continue
+            if callers is None:
+                callers = _callers_of(linked)
+            if _called_after_steps(p, callers.get(fid), loops):
+                del out[(fid, i)]
+                continue
         if not info.get("collection"):
             continue
         later = [j for j in range(i + 1, len(f["loops"]))
@@ -62,6 +79,22 @@ def _called_before_steps(p, sites, loops: dict) -> bool:
         if call[1] != -1 or before is None:
             return False
         if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in range(before, len(f["loops"]))):
+            return False
+    return True
+
+
+def _called_after_steps(p, sites, loops: dict) -> bool:
+    """Every one of ``sites`` is at the top level of its function, after a top-level step loop of
+    that function (`frames = self.decode_latents(latents)` after the denoising loop)."""
+    if not sites:
+        return False
+    for g, k in sites:
+        f = p.functions[g][1]
+        call = f["calls"][k]
+        before = call[8] if len(call) > 8 else None
+        if call[1] != -1 or before is None:
+            return False
+        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in range(before)):
             return False
     return True
 
