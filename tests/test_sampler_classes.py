@@ -208,3 +208,89 @@ def test_the_loop_around_the_prompt_loop_is_the_step_loop():
     src = src.replace("{decode}", "latents = self.decode(latents, chunk)").replace(
         "def __call__(self, latents,", "def __call__(self, sigmas: torch.Tensor, latents,")
     assert found(src, ("HPU001",)) == [("HPU001", 14)]
+
+
+PAD = """
+import torch
+import torch.nn.functional as F
+
+
+def generate(model, ids, mask, steps):
+    args = {"input_ids": ids, "attention_mask": mask}
+    for i in range(steps):
+        nxt = model(**args)[:, -1:].argmax(-1)
+        args["input_ids"] = nxt
+        args["attention_mask"] = F.pad(args["attention_mask"], ({widths}), value=1)
+"""
+
+
+def test_a_mask_padded_by_one_column_every_token_grows():
+    got = [(f.code, f.line, f.message.split(":")[0]) for f in
+           lint_source(textwrap.dedent(PAD.replace("{widths}", "0, 1")), "pad.py") if f.code == "HPU003"]
+    assert got == [("HPU003", 11, '`args["attention_mask"]` is re-assigned from `torch.nn.functional.pad` '
+                                  'of itself in a loop that calls a model')]
+
+
+def test_a_pad_that_does_not_grow_is_left_alone():
+    assert found(PAD.replace("{widths}", "0, 0"), ("HPU003",)) == []
+    assert found(PAD.replace("{widths}", "0, -1"), ("HPU003",)) == []
+
+
+SERVER = """
+import torch
+
+
+class Warper:
+    def __call__(self, logits: torch.Tensor, keep):
+        logits[logits < keep] = float("-inf")
+        return logits
+
+
+class Slot:
+    def __init__(self, warper):
+        self.warper = warper
+        self.tokens = torch.zeros(0, dtype=torch.long)
+
+    def select(self, logits, keep):
+        token = self.warper(logits, keep).argmax(-1)
+        self.tokens = torch.cat([self.tokens, torch.tensor([1], dtype=self.tokens.dtype)])
+        return token
+
+
+class Server:
+    def __init__(self, model):
+        self.model = model
+        self.slots = []
+
+    def add(self):
+        self.slots.append(Slot(Warper()))
+
+    def decode(self, ids, keep, steps):
+        for _ in range(steps):
+            logits = self.model(ids)
+            for i, slot in enumerate(self.slots):
+                ids[i] = slot.select(logits[i], keep)
+"""
+
+
+def test_the_items_appended_to_a_list_attribute_are_what_a_loop_over_it_gets():
+    # the warper runs in each decode step through the slots; the host token list is not a device
+    # accumulator: torch.cat needs its pieces on one device, and one of them is made on the host
+    assert found(SERVER, ("HPU003", "HPU006")) == [("HPU006", 7)]
+
+
+TYPE_AS = """
+import torch
+
+
+def greedy(model, src, steps, device):
+    ys = torch.ones(1, 1).long().to(device)
+    for _ in range(steps):
+        nxt = model(src, ys).argmax(-1).item()
+        ys = torch.cat([ys, torch.ones(1, 1).type_as(src).fill_(nxt)], dim=0)
+    return ys
+"""
+
+
+def test_a_host_tensor_converted_with_type_as_takes_the_other_tensors_device():
+    assert found(TYPE_AS, ("HPU003",)) == [("HPU003", 9)]

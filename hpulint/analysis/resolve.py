@@ -186,6 +186,8 @@ class Resolver:
                 return r(SCALAR)
             if name in ("tolist",):
                 return r(SEQ)
+            if name == "type_as":
+                return R_UNKNOWN  # the other tensor's type, its device included (`ones(1).type_as(src)`)
             return r(HOST)
         if k == MODEL:
             out = MODULE_METHODS.get(name)
@@ -276,6 +278,9 @@ class Resolver:
                 # (`feat, h, w = extract(...)`) gives the tuple's parts
                 return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
+        if real[0].kind == SEQ:
+            # `self.slots = []`, then `self.slots.append(Slot(...))`: a list of what it is given
+            return next((p for p in real if p.kind == TUPLE), real[0])
         return real[0]
 
 

@@ -209,6 +209,8 @@ class Bindings:
                 flag = _off_flag(node)
                 if flag:
                     self.off_flags.add(flag)
+            if node.func.attr.value == "append" and len(node.args) == 1:
+                self._appended(node.func.value, node.args[0].value)
             if node.func.attr.value in _TENSOR_INPUT_LEAVES and node.args and node.args[0].keyword is None:
                 self._tensor_argument(node)
         record_call(self, node)
@@ -237,6 +239,14 @@ class Bindings:
             fn.pcounters.pop(first.value, None)
         elif type(v) is not Param:
             self._note_use(first.value, "tensor")
+
+    def _appended(self, target: cst.BaseExpression, item: cst.BaseExpression) -> None:
+        """`self.slots.append(Slot(...))`: the list attribute holds such items (a loop over it
+        elsewhere in the class gets them)."""
+        if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == "self":
+            cls = self.current_class
+            if cls is not None:
+                cls.attrs.setdefault(target.attr.value, []).append(Tup((self.value(item),)))
 
     def _note_use(self, name: str, kind: str) -> None:
         """A local name whose value the analysis may not know (what a configured object's call

@@ -16,6 +16,7 @@ from hpulint.rules.base import Rule
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
                                           "column_stack", "row_stack", "dstack"))
+PADS = frozenset({"torch.nn.functional.pad"})
 # methods whose result has the receiver's shape: `torch.cat([acc.clone(), x])` still grows `acc`
 SAME_SHAPE = frozenset({"index_select", "clone", "contiguous", "detach", "to", "float", "half", "bfloat16",
                         "long", "int", "type_as"})
@@ -27,12 +28,18 @@ MESSAGE = (
     "pieces to a list and concatenate once after the loop"
 )
 
+PAD_MESSAGE = (
+    "`{target}` is re-assigned from `{join}` of itself {why}: it grows every pass, so every pass "
+    "records a graph with new shapes and the device compiles again. Allocate it at its final size "
+    "before the loop and fill one position each pass (`mask.index_fill_(1, pos, 1)`)"
+)
+
 
 class GrowingCatAccumulator(Rule):
     code = "HPU003"
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
-    triggers = ("cat", "stack")
+    triggers = ("cat", "stack", "pad")
     lazy_mode_only = True
     fix_safety = "safe"
 
@@ -56,23 +63,31 @@ class GrowingCatAccumulator(Rule):
         if type(value) is not cst.Call or not value.args:
             return
         join = an.qualname(value.func)
-        if join not in JOINS:
-            return
         seq = value.args[0].value
-        if type(seq) not in (cst.List, cst.Tuple):
+        if join in PADS:
+            # `mask = F.pad(mask, (0, 1), value=1)`: one more column every pass
+            if not (self._of_itself(seq, target) and _grows(value)):
+                return
+            pieces = ([an.value(seq)], [])
+        elif join not in JOINS or type(seq) not in (cst.List, cst.Tuple):
             return
-        if not any(self._of_itself(el.value, target) for el in seq.elements):
+        elif not any(self._of_itself(el.value, target) for el in seq.elements):
             return
-        pieces = [an.value(el.value) for el in seq.elements]
+        else:
+            pieces = [an.value(el.value) for el in seq.elements]
+            # the new rows: where they are made says where the accumulator is (its first value
+            # may be an empty host tensor, `preds = torch.tensor([])`, which torch.cat skips)
+            fresh = [v for el, v in zip(seq.elements, pieces) if not self._of_itself(el.value, target)]
+            pieces = (pieces, fresh)
         text = code(target)
-        message = MESSAGE.format(target=text, join=join, why="{why}")
+        message = (PAD_MESSAGE if join in PADS else MESSAGE).format(target=text, join=join, why="{why}")
         fn = an.function
         here = an.here()
         if _param_state(target, fn) and not _persistent(target) and _still_the_argument(an, target.value.value, fn):
             # `model_kwargs["attention_mask"] = torch.cat([mask, ...])`: the caller's state,
             # extended on every call of a function that runs every step (a decoding helper)
             def when_param():
-                if all(an.is_host(p) for p in pieces):
+                if _on_host(an, pieces):
                     return None
                 why = an.every_step(here)
                 return why  # "in update() (called from the step loop in ...)"
@@ -86,7 +101,7 @@ class GrowingCatAccumulator(Rule):
             loop = an.loop
 
             def when_persistent():
-                if all(an.is_host(p) for p in pieces) or an.device_excluded(here):
+                if _on_host(an, pieces) or an.device_excluded(here):
                     return None
                 return f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
                                            if loop is not None and loop.is_step_loop else ", on every call")
@@ -102,7 +117,7 @@ class GrowingCatAccumulator(Rule):
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
 
         def when():
-            if all(an.is_host(p) for p in pieces) or an.device_excluded(here):
+            if _on_host(an, pieces) or an.device_excluded(here):
                 return None  # a host-side accumulator records nothing on the device
             if loop.is_step_loop:
                 return f"in a loop that {loop.step_reason}"
@@ -171,6 +186,26 @@ class GrowingCatAccumulator(Rule):
             loop.node: around,
         }
         return Fix(applicability, f"collect into `{parts}` and concatenate once after the loop", changes)
+
+
+def _on_host(an, pieces: tuple) -> bool:
+    """The joined tensors (all of them, and the new rows) are on the host: all of them, or a new
+    row made there (torch.cat needs its pieces on one device, so `torch.tensor([1])` with no device
+    says where the others are; the first value of the accumulator may be an empty host tensor,
+    `preds = torch.tensor([])`, which says nothing)."""
+    every, fresh = pieces
+    return all(an.is_host(p) for p in every) or any(an.is_host(p) for p in fresh)
+
+
+def _grows(call: cst.Call) -> bool:
+    """A pad by literal widths, none negative and some positive (`(0, 1)`): the result is larger."""
+    pad = call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None
+    if type(pad) not in (cst.Tuple, cst.List) or not pad.elements:
+        return False
+    widths = [e.value for e in pad.elements]
+    if not all(type(w) is cst.Integer for w in widths):
+        return False
+    return any(int(w.value) > 0 for w in widths)
 
 
 def _has_escape(body: cst.CSTNode, name: str) -> bool:
