@@ -242,3 +242,44 @@ for _ in range(10):
 def test_next_of_an_itertools_count_in_the_compiled_region():
     assert found(COUNT) == [("HPU017", 14), ("HPU017", 22)]
     assert all("counter's position" in m for m in messages(COUNT, "HPU017"))
+
+
+TABLE = """\
+import torch
+
+
+class Schedule:
+    def __init__(self, steps):
+        self.sigmas = [0.7 ** k for k in range(steps)] + [0.0]
+
+
+sched = Schedule(12)
+LEVELS = {levels}
+
+
+@torch.compile
+def step(x, i):
+    return x * {read}
+
+
+for i in {loop}:
+    step(torch.randn(4), i)
+"""
+
+
+@pytest.mark.parametrize("levels, read, loop, expected", [
+    ("[0.1, 0.2, 0.3, 0.4]", "LEVELS[i]", "range(4)", [("HPU017", 19)]),
+    ("[0.1, 0.2, 0.3, 0.4]", "(sched.sigmas[i] - sched.sigmas[i + 1])", "range(len(sched.sigmas) - 1)",
+     [("HPU017", 19)]),
+    ("torch.tensor([0.1, 0.2, 0.3, 0.4])", "LEVELS[i]", "range(4)", []),  # a tensor: dynamic after one
+    ("[0.1, 0.2, 0.3, 0.4]", "LEVELS[1] * i", "range(4)", []),  # a constant index
+    ("[0.1, 0.2, 0.3, 0.4]", "LEVELS[i]", "(0, 1)", []),  # two values
+])
+def test_int_indexing_a_python_list(levels, read, loop, expected):
+    assert found(TABLE.format(levels=levels, read=read, loop=loop)) == expected
+
+
+def test_list_index_message():
+    (msg,) = messages(TABLE.format(levels="[0.1, 0.2, 0.3, 0.4]", read="LEVELS[i]", loop="range(4)"), "HPU017")
+    assert "indexes the Python list `LEVELS`" in msg and "4 values: 4 graphs, 3 recompiles" in msg
+    assert "torch.tensor(values)" in msg

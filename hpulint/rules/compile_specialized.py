@@ -45,6 +45,10 @@ WHY = {
               "a float used in tensor arithmetic)",
               "Keep it fixed (one value, or a few buckets compiled once each), or do that step with tensor "
               "arithmetic on a float tensor"),
+    "index": ("indexes the Python list `{said}` in it", "the int that indexes a Python list (the item is picked "
+              "while tracing, so the int is never made dynamic)",
+              "Make the table a tensor (`torch.tensor(values)`) and index that (the int is then made dynamic "
+              "after one recompile), or pass the values themselves as tensors"),
     "items": ("is a list of strings whose items it reads", "each string of the list by value (strings are "
               "never made dynamic)",
               "Pass indices as a tensor (and gather from stacked weights), or group the rows by name in the "
@@ -62,11 +66,16 @@ COUNT_NEXT = (
 )
 
 
-def specialized_uses(fn: cst.FunctionDef, targets: set) -> dict:
+def specialized_uses(fn: cst.FunctionDef, targets: set, lists: frozenset = frozenset()) -> dict:
     """{name: (kind, what is said)} for the names among ``targets`` (parameters, or ``self.<attr>``
-    texts) that the function's body uses where Dynamo keeps the value static."""
+    texts) that the function's body uses where Dynamo keeps the value static; ``lists`` are the
+    texts of module-level Python lists (`TABLE`, `sched.sigmas`)."""
     out: dict = {}
     for n in _walk(fn.body):
+        if type(n) is cst.Subscript and code(n.value) in lists and len(n.slice) == 1 \
+                and type(n.slice[0].slice) is cst.Index:
+            for name in _names(n.slice[0].slice.value, targets):
+                out.setdefault(name, ("index", code(n.value)))
         if type(n) in (cst.For, cst.CompFor):
             it = n.iter
             if _is_call(it, "range"):
@@ -134,15 +143,54 @@ def argument_values(rule, expr: cst.BaseExpression, loop, counters: dict, kind: 
         return None
     made = expr if value is None else value
     used = rule.counters_of(made, loop, counters)
-    if not used or (kind == "range" and not int_of_counters(made, counters)):
+    if not used or (kind in ("range", "index") and not int_of_counters(made, counters)):
         return None
     n = _modulo(made, counter_values(counters, used))
     if n is None and not rule.unbounded(used, counters):
         return None
     if n is not None and n < MANY:
         return None
-    how = f"`{code(expr)}`" + (f", `{name} = {code(value)}`" if value is not None else "")
-    return n, how + " in the loop", kind == "float"
+    loops = [counters[u] for u in sorted(used) if not isinstance(counters[u], str)]
+    how = ", ".join(f"`for {code(lp.node.target)} in {_short(lp.node.iter)}`" if type(lp.node) is cst.For
+                    else "a `while` loop" for lp in loops)
+    how = (f"`{code(expr)}`" + (f" = `{code(value)}`" if value is not None else "") + ", " + how) \
+        if code(expr) not in used else how
+    return n, how, kind == "float"
+
+
+def python_lists(module: cst.Module) -> frozenset:
+    """Texts of the Python lists made at module level: `TABLE = [...]` (a literal, a comprehension,
+    `list(...)`, a sum of those) and `obj.attr` where `obj = Cls(...)` and `Cls.__init__` sets
+    `self.attr` to one (`sched.sigmas`)."""
+    out, attrs = set(), {}
+    for st in module.body:
+        if type(st) is cst.ClassDef:
+            init = next((s for s in st.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None)
+            for n in _walk(init.body) if init is not None else ():
+                if type(n) is cst.Assign and _list_form(n.value):
+                    attrs.setdefault(st.name.value, set()).update(
+                        t.target.attr.value for t in n.targets
+                        if type(t.target) is cst.Attribute and code(t.target.value) == "self")
+    for st in module.body:
+        if type(st) is not cst.SimpleStatementLine:
+            continue
+        for small in st.body:
+            if type(small) is not cst.Assign:
+                continue
+            for t in small.targets:
+                if type(t.target) is not cst.Name:
+                    continue
+                if _list_form(small.value):
+                    out.add(t.target.value)
+                elif type(small.value) is cst.Call and type(small.value.func) is cst.Name:
+                    out |= {f"{t.target.value}.{a}" for a in attrs.get(small.value.func.value, ())}
+    return frozenset(out)
+
+
+def _list_form(value) -> bool:
+    if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
+        return _list_form(value.left) or _list_form(value.right)
+    return type(value) in (cst.List, cst.ListComp) or _is_call(value, "list")
 
 
 def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn, skip: int,
@@ -151,7 +199,7 @@ def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn
     ``skip`` parameters are not passed) with an argument the function keeps static and the loop
     changes, or None."""
     params = [p.name.value for p in fn.params.params][skip:]
-    uses = specialized_uses(fn, set(params))
+    uses = specialized_uses(fn, set(params), python_lists(rule.module))
     if not uses:
         return None
     k = 0
@@ -186,7 +234,8 @@ def count_next(fn, node: cst.Call, counts: set) -> Optional[str]:
 
 def values_text(n: Optional[int], limit: int, upto: bool) -> str:
     if n is None or n - 1 >= limit:
-        return (f"{'up to ' + str(n) + ' values' if n else 'a new value each pass'}: a recompile for each new "
+        said = (f"up to {n} values" if upto else f"{n} values") if n else "a new value each pass"
+        return (f"{said}: a recompile for each new "
                 f"one until `recompile_limit` ({limit}), then Dynamo runs it eagerly for the rest of the run "
                 "(eager fallback)")
     if upto:
@@ -237,7 +286,7 @@ def _is_call(node, name: str) -> bool:
 def _names(expr: cst.BaseExpression, targets: set) -> set:
     if code(expr) in targets:
         return {code(expr)}
-    if type(expr) is cst.BinaryOperation:
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
         return _names(expr.left, targets) | _names(expr.right, targets)
     return set()
 
@@ -288,7 +337,7 @@ def _distinct(lit, kind: str) -> Optional[int]:
         ok = all(type(v) in (cst.List, cst.Tuple) and v.elements
                  and all(type(e.value) is cst.SimpleString for e in v.elements) for v in values)
         n = len({tuple(e.value.value for e in v.elements) for v in values}) if ok else 0
-    elif kind == "range":
+    elif kind in ("range", "index"):
         n = len({code(v) for v in values}) if all(type(v) is cst.Integer for v in values) else 0
     else:
         n = len({float(code(v).replace("_", "")) for v in values}) if all(_number(v) for v in values) else 0
