@@ -46,7 +46,8 @@ class ModuleAttributeRecompile(Rule):
     summary = ("an int attribute that forward reads differs between compiled instances, is set from a "
                "loop counter between calls of the compiled module, or is bumped inside the compiled region (also "
                "by a forward hook the compiled module runs); "
-               "requires_grad changed on a part picked by a loop counter between calls")
+               "requires_grad changed on a part picked by a loop counter between calls; a dropout rate (or a float "
+               "attribute forward gives to an op that takes it as a number) set from a loop counter between calls")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
