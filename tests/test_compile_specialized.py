@@ -283,3 +283,55 @@ def test_list_index_message():
     (msg,) = messages(TABLE.format(levels="[0.1, 0.2, 0.3, 0.4]", read="LEVELS[i]", loop="range(4)"), "HPU017")
     assert "indexes the Python list `LEVELS`" in msg and "4 values: 4 graphs, 3 recompiles" in msg
     assert "torch.tensor(values)" in msg
+
+
+STORE = """\
+import torch
+import torch.nn as nn
+
+
+class Store:
+    def __init__(self):
+        self.maps = {{"a": [], "b": []}}
+        self.log = [[], []]
+
+    def record(self, place, t):
+        {line}
+
+    def reset(self):
+        {reset}
+
+
+class Layer(nn.Module):
+    def __init__(self, place, store):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.place = place
+        self.store = store
+
+    def forward(self, x):
+        y = self.lin(x)
+        self.store.record(self.place, y)
+        return y
+
+
+store = Store()
+net = torch.compile(nn.Sequential(Layer("a", store), Layer("b", store)))
+for _ in range(10):
+    net(torch.randn(2, 4))
+"""
+
+
+@pytest.mark.parametrize("line, reset, expected", [
+    ("self.maps[place].append(t.detach().mean())", "pass", [("HPU017", 11)]),
+    ("self.maps[place].append(t.detach().mean())", "self.maps = {'a': [], 'b': []}", []),  # emptied
+    ("self.maps[place].append(t.detach().mean())", "self.maps['a'].clear()", []),
+    ("self.log[0].append(t.detach().mean())", "pass", []),  # a list of lists: not followed
+])
+def test_list_in_a_dict_of_a_plain_object_appended_in_the_compiled_region(line, reset, expected):
+    assert found(STORE.format(line=line, reset=reset)) == expected
+
+
+def test_dict_of_lists_message():
+    (msg,) = messages(STORE.format(line="self.maps[place].append(t.detach().mean())", reset="pass"), "HPU017")
+    assert "a dict of lists of a Store object" in msg and "length of each list in it" in msg

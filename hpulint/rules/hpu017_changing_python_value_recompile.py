@@ -165,9 +165,11 @@ class ChangingValueRecompile(LoopCalls):
         an = self.an
         func = node.func
         if type(func) is cst.Attribute and func.attr.value in ("append", "appendleft", "extend") \
-                and type(func.value) is cst.Attribute and code(func.value.value) == "self" \
                 and an.function.kind == "function" and an.function.cls is not None:
-            self.obj_appends.append((node, an.function, func.value.attr.value))
+            held = func.value.value if type(func.value) is cst.Subscript else func.value  # `self.maps[k].append`
+            if type(held) is cst.Attribute and code(held.value) == "self":
+                keyed = "[]" if held is not func.value else ""  # a list inside a dict attribute
+                self.obj_appends.append((node, an.function, held.attr.value + keyed))
         if is_compile_call(an, node) and node.args:
             name = bound_name(an, node)
             target = node.args[0].value
