@@ -61,8 +61,8 @@ def test_next_on_an_iterator_made_outside_the_compiled_function(it, params, body
 
 
 def test_for_over_a_dataloader_in_the_compiled_function():
-    src = LOADER.format(it="None", params="", body="x = torch.zeros(())\n    for (b,) in loader:\n        x = x + b.sum()",
-                        args="")
+    body = "x = torch.zeros(())\n    for (b,) in loader:\n        x = x + b.sum()"
+    src = LOADER.format(it="None", params="", body=body, args="")
     assert found(src) == [("HPU012", 16)]
     assert "iteration of a `DataLoader`" in messages(src, "HPU012")[0]
 

@@ -93,8 +93,8 @@ def history_attrs(cls: cst.ClassDef) -> dict:
                             out[tg.attr.value] = made
                         elif st.name.value != "__init__":
                             reset.add(tg.attr.value)
-                    if type(tg) is cst.Subscript and type(tg.value) is cst.Attribute and code(tg.value.value) == "self" \
-                            and st.name.value != "__init__":
+                    if type(tg) is cst.Subscript and type(tg.value) is cst.Attribute \
+                            and code(tg.value.value) == "self" and st.name.value != "__init__":
                         reset.add(tg.value.attr.value)  # `self.maps[k] = []` elsewhere: emptied
             elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "clear":
                 recv = n.func.value.value if type(n.func.value) is cst.Subscript else n.func.value

@@ -344,7 +344,6 @@ def _distinct(lit, kind: str) -> Optional[int]:
     return n if n >= MANY else None
 
 
-
 # --- HPU016: a float attribute of a compiled module set between calls -----------------------------
 
 FLOAT_SET = (

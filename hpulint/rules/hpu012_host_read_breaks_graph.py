@@ -87,8 +87,8 @@ class HostReadBreaksGraph(Rule):
                "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
                "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
                "gc.collect, a lock, fork_rng, a packed sequence, an RNN or fake-quantize module, a sparse tensor, an "
-               "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a sort of "
-               "numbers read from a tensor inside a torch.compile'd function (graph break)")
+               "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
+               "sort of numbers read from a tensor inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
