@@ -29,7 +29,7 @@ from hpulint.rules.compiled_region import compiled_why, recompiles_text
 
 APPENDS_OBJ = (
     "`{stmt}` in {fn}() appends to `self.{attr}`, a {kind} of a {cls} object that lives across calls, "
-    "in the compiled region ({why}): Dynamo guards on the {kind}'s length, so {values}. Keep the history "
+    "in the compiled region ({why}): Dynamo guards on the {guard}, so {values}. Keep the history "
     "in a tensor ring buffer updated in place (`torch.roll`, or an index that wraps), or append in the "
     "eager code around the compiled call"
 )
@@ -53,7 +53,10 @@ def history_findings(an, appends: list, histories: dict, limit: int) -> list:
     history_attrs), reported when the function runs in the compiled region."""
     out = []
     for node, fn, attr in appends:
+        keyed, attr = attr.endswith("[]"), attr.rstrip("[]")
         kind, maxlen = histories.get(fn.cls.name, {}).get(attr, (None, None))
+        if kind is not None and keyed != (kind == "dict of lists"):
+            continue  # `self.h[0].append` on a list, `self.maps.append` on a dict
         if kind is None or maxlen is not None and maxlen < 2:
             continue  # maxlen=1: two lengths, one recompile
         values = GROWS.format(limit=limit) if maxlen is None or maxlen >= limit else \
@@ -63,8 +66,9 @@ def history_findings(an, appends: list, histories: dict, limit: int) -> list:
             why = compiled_why(an, fn)
             if why is None:
                 return None
+            guard = "length of each list in it" if kind == "dict of lists" else f"{kind}'s length"
             return APPENDS_OBJ.format(stmt=stmt, fn=fn.name, attr=attr, kind=kind, cls=fn.cls.name, why=why,
-                                      values=values)
+                                      values=values, guard=guard)
         out.append((node, when))
     return out
 
@@ -89,9 +93,13 @@ def history_attrs(cls: cst.ClassDef) -> dict:
                             out[tg.attr.value] = made
                         elif st.name.value != "__init__":
                             reset.add(tg.attr.value)
-            elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "clear" \
-                    and type(n.func.value) is cst.Attribute and code(n.func.value.value) == "self":
-                reset.add(n.func.value.attr.value)
+                    if type(tg) is cst.Subscript and type(tg.value) is cst.Attribute \
+                            and code(tg.value.value) == "self" and st.name.value != "__init__":
+                        reset.add(tg.value.attr.value)  # `self.maps[k] = []` elsewhere: emptied
+            elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "clear":
+                recv = n.func.value.value if type(n.func.value) is cst.Subscript else n.func.value
+                if type(recv) is cst.Attribute and code(recv.value) == "self":
+                    reset.add(recv.attr.value)
     return {k: v for k, v in out.items() if k not in reset}
 
 
@@ -102,6 +110,10 @@ def _int_defaults(fn: cst.FunctionDef) -> dict:
 def _container(value: cst.BaseExpression, defaults: dict) -> Optional[tuple]:
     if type(value) is cst.List and not value.elements:
         return "list", None
+    if type(value) is cst.Dict and value.elements and all(
+            type(el) is cst.DictElement and type(el.value) is cst.List and not el.value.elements
+            for el in value.elements):
+        return "dict of lists", None  # `{"down": [], "up": []}`: a list per key
     if type(value) is cst.Call and code(value.func) == "list" and not value.args:
         return "list", None
     if type(value) is cst.Call and code(value.func) in ("deque", "collections.deque"):

@@ -33,6 +33,7 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
+from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
 from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_FORK, FIX_LOCK, FORK_WHY, Built,
                                                fork_rng_with, lock_with, module_call, unsupported_call)
 from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
@@ -86,13 +87,14 @@ class HostReadBreaksGraph(Rule):
                "Python random scalar, a clock read, deepcopy of a tensor, the RNG state, a Generator argument, a "
                "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
                "gc.collect, a lock, fork_rng, a packed sequence, an RNN or fake-quantize module, a sparse tensor, an "
-               "attr-dict read or a side-effect hook inside a torch.compile'd function (graph break)")
+               "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
+               "sort of numbers read from a tensor inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
                 "enerator", "requires_grad", "warn(", "disable", "rng_state", "GRU", "LSTM", "RNN", "quantiz",
                 "Lock", "GradScaler", "zero_grad", "state_dict", "add_param_group", "gc.", "sparse", "__getattr__",
-                "register_hook", "fork_rng", "pack_")
+                "register_hook", "fork_rng", "pack_", "next(", "DataLoader", "sort")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -105,6 +107,7 @@ class HostReadBreaksGraph(Rule):
         self.compiled_names: set = set()
         self.forked = 0  # depth of `with torch.random.fork_rng():` blocks around the node
         self.fork_withs: set = set()
+        self.iters = Iterators()  # iterators made outside functions, host lists (compile_iterators)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -119,6 +122,7 @@ class HostReadBreaksGraph(Rule):
         self.built.class_def(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.iters.function_def(node)
         for d in node.decorators:
             call = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
             if (self.an.qualname(call) or "") == "torch.compile":
@@ -169,6 +173,16 @@ class HostReadBreaksGraph(Rule):
             self._report(expr, None, FIX_LOCK, lambda expr=expr: lock_with(fn, self.built, expr) is not None,
                          subject=lambda expr=expr: lock_with(fn, self.built, expr)[:2])
 
+    def visit_For(self, node: cst.For) -> None:
+        """`for ... in loader` on a module-level DataLoader; names bound to `.tolist()` values."""
+        an = self.an
+        self.iters.for_loop(an, node)
+        if an.function.kind != "function" or not_traced(an):
+            return
+        fn, iters = an.function, self.iters
+        self._report(node.iter, None, FIX_NEXT, lambda: iters.loader_loop(fn, node) is not None,
+                     subject=lambda: iters.loader_loop(fn, node))
+
     def leave_With(self, node: cst.With) -> None:
         if id(node) in self.fork_withs:
             self.forked -= 1
@@ -195,6 +209,9 @@ class HostReadBreaksGraph(Rule):
                 self._print(node, "logging")
             elif method == "register_hook" and node.args:
                 self._hook(node)
+            elif method == "sort" and self.iters.sort_call(fn, node):
+                said = f"`{code(func)}()` of numbers read from a tensor"
+                self._report(node, said, FIX_SORT, lambda: True, subject=lambda: (said, SORT_WHY))
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
@@ -207,6 +224,13 @@ class HostReadBreaksGraph(Rule):
                 self._report(node, f"`{func.value}()` of a tensor", FIX_SCALAR, lambda: is_tensor(an, v))
             elif func.value == "print" and "print" not in an.bound_names():
                 self._print(node, "printing")
+            elif func.value == "next":
+                iters = self.iters
+                self._report(node, None, FIX_NEXT, lambda: iters.next_call(fn, node) is not None,
+                             subject=lambda: iters.next_call(fn, node))
+            elif self.iters.sort_call(fn, node):
+                said = f"`{func.value}(...)` of numbers read from a tensor"
+                self._report(node, said, FIX_SORT, lambda: True, subject=lambda: (said, SORT_WHY))
             else:
                 self._calls(node)
 
@@ -214,6 +238,7 @@ class HostReadBreaksGraph(Rule):
         """`t.requires_grad = ...` in a compiled region (compile_untraced)."""
         an = self.an
         self.built.assign(an, node)
+        self.iters.assign(an, node)
         if is_compile_call(an, node.value):
             self.compiled_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
         if an.function.kind != "function" or not_traced(an):

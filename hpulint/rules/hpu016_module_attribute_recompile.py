@@ -14,6 +14,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
+from hpulint.rules.compile_specialized import float_set, float_set_findings
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
                                          is_self_attr, literal_kind, registered_hook, unfreeze_findings)
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
@@ -45,7 +46,8 @@ class ModuleAttributeRecompile(Rule):
     summary = ("an int attribute that forward reads differs between compiled instances, is set from a "
                "loop counter between calls of the compiled module, or is bumped inside the compiled region (also "
                "by a forward hook the compiled module runs); "
-               "requires_grad changed on a part picked by a loop counter between calls")
+               "requires_grad changed on a part picked by a loop counter between calls; a dropout rate (or a float "
+               "attribute forward gives to an op that takes it as a number) set from a loop counter between calls")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -67,6 +69,8 @@ class ModuleAttributeRecompile(Rule):
         self.hooks: list = []  # (hook name, kind, registering class): `register_forward_pre_hook(f)` in a method
         self.int_attrs: set = set()  # attribute names some `x.<attr> = <int>` sets
         self.defs: dict = {}  # function name -> FunctionDef (module level and methods)
+        self.classes: dict = {}  # class name -> ClassDef
+        self.float_sets: list = []  # (Assign, target, isinstance Dropout, loop, counters): `m.p = f(epoch)`
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -83,6 +87,9 @@ class ModuleAttributeRecompile(Rule):
 
     visit_ListComp = visit_GeneratorExp = visit_SetComp = _enter_comp
     leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comp
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.setdefault(node.name.value, node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defs.setdefault(node.name.value, node)
@@ -141,6 +148,9 @@ class ModuleAttributeRecompile(Rule):
             if type(tgt) is cst.Attribute and type(tgt.value) is cst.Name and tgt.value.value != "self" \
                     and int_of_counters(node.value, counters):
                 self.sets.append((node, tgt.value.value, tgt.attr.value, an.loop, counters))
+            hit = float_set(node, an) if any(n in counters for n in names_in(node.value)) else None
+            if hit is not None:
+                self.float_sets.append((node, *hit, an.loop, counters))
         cls = an.current_class
         if cls is None or an.function.name != "__init__":
             return
@@ -226,6 +236,8 @@ class ModuleAttributeRecompile(Rule):
 
     def finish(self) -> None:
         self._sets()
+        for call, message in float_set_findings(self, self.float_sets, self.classes):
+            self.report(call, message)
         for node, target, when in hook_bumps(self.an, self.hooks, self.defs, self.int_attrs, self.limit):
             self.report(node, "{why}", when=when)
         for call, message, _ in unfreeze_findings(self.toggles, self.loop_calls, self.compiled_of, self.made_of,

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code
+from hpulint.analysis.syntax import code
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
 from hpulint.rules.compile_feedback import _definition
-from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, int_of_counters, is_compile_call, names_in,
-                                           recompiles_text)
+from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
+from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
+from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
+                                           names_in, recompiles_text)
 
 MESSAGE = (
     "{what} from one call of the compiled `{name}` to the next: Dynamo guards on {guard} and does not make it "
@@ -70,7 +72,9 @@ class ChangingValueRecompile(LoopCalls):
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
                "dict entry or list that changes, or cycled over 3 or more strings, Enum members, container types "
                "or dict key sets; appending to an object's list or deque, or torch.tensor() of a list argument, "
-               "in the compiled region (recompile per value)")
+               "in the compiled region; an int bounding a range() loop or indexing a Python list, a float given to "
+               "interpolate/dropout/pad, or a list of strings whose items it reads, changed by the loop; next() of "
+               "an itertools.count in the compiled region (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -88,6 +92,8 @@ class ChangingValueRecompile(LoopCalls):
         self.histories: dict = {}  # class name -> {attr: (kind, maxlen)} (compile_containers)
         self.obj_appends: list = []  # (call, function scope, attr): `self.<attr>.append(...)` in a method
         self.literals: dict = {}  # module-level name -> literal list or tuple
+        self.targets: dict = {}  # name called -> text of what it compiles (`cgen = torch.compile(generate)`)
+        self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
 
     def visit_Global(self, node: cst.Global) -> None:
         self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
@@ -116,6 +122,13 @@ class ChangingValueRecompile(LoopCalls):
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
         an = self.an
+        if type(node.value) is cst.Call and (an.qualname(node.value.func) or "") == "itertools.count":
+            fn = an.function
+            for t in node.targets:
+                if type(t.target) is cst.Name and fn.kind == "module":
+                    self.counts.add(t.target.value)
+                elif type(t.target) is cst.Attribute and code(t.target.value) == "self" and fn.cls is not None:
+                    self.counts.add(f"{fn.cls.name}.{t.target.attr.value}")
         if an.function.kind == "module" and an.loop is None:
             for t in node.targets:
                 if type(t.target) is cst.Name:
@@ -152,16 +165,29 @@ class ChangingValueRecompile(LoopCalls):
         an = self.an
         func = node.func
         if type(func) is cst.Attribute and func.attr.value in ("append", "appendleft", "extend") \
-                and type(func.value) is cst.Attribute and code(func.value.value) == "self" \
                 and an.function.kind == "function" and an.function.cls is not None:
-            self.obj_appends.append((node, an.function, func.value.attr.value))
+            held = func.value.value if type(func.value) is cst.Subscript else func.value  # `self.maps[k].append`
+            if type(held) is cst.Attribute and code(held.value) == "self":
+                keyed = "[]" if held is not func.value else ""  # a list inside a dict attribute
+                self.obj_appends.append((node, an.function, held.attr.value + keyed))
         if is_compile_call(an, node) and node.args:
             name = bound_name(an, node)
             target = node.args[0].value
             if name is not None:
                 self.compiled[name] = self.compiled.get(code(target)) if type(target) is cst.Name else None
+                self.targets[name] = code(target)
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
             self.compiled.setdefault(code(node.func.value), None)
+        if an.function.kind == "function" and type(node.func) is cst.Name and node.func.value == "next":
+            fn = an.function
+
+            def when(fn=fn):
+                it = count_next(fn, node, self.counts)
+                if it is None or compiled_why(an, fn) is None \
+                        or not any(callee in self.compiled for _, callee, _, _ in self.calls):
+                    return None
+                return COUNT_NEXT.format(it=it, fn=fn.name, limit=self.limit)
+            self.report(node, "{why}", when=when)
 
     def finish(self) -> None:
         self._object_histories()
@@ -184,6 +210,10 @@ class ChangingValueRecompile(LoopCalls):
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
                 counted = self._cycled(call, loop, counters)
+                spec = self._specialized(call, callee, loop, counters) if counted is None else None
+                if spec is not None:
+                    reported.add(callee)
+                    self.report(call, spec)
                 if counted is not None:
                     reported.add(callee)
                     arg, kind, how, guard, n = counted
@@ -195,6 +225,18 @@ class ChangingValueRecompile(LoopCalls):
             (what, guard, fix), arg, how = hit
             reported.add(callee)
             self.report(call, MESSAGE.format(what=what.format(arg=arg, how=how), name=callee, guard=guard, fix=fix))
+
+    def _specialized(self, call, callee: str, loop, counters: dict):
+        """An int bounding a `range` loop, a float Dynamo needs as a number, or a list of strings it
+        reads, that the loop changes (compile_specialized)."""
+        fn, skip = self.compiled.get(callee), 0
+        if fn is None:
+            fn = self.defs.get(self.targets.get(callee, ""))
+        if fn is None:
+            fn, skip = _definition(self.module, callee)
+        if fn is None:
+            return None
+        return specialized_call(self, call, callee, loop, counters, fn, skip, self.literals)
 
     def _object_histories(self) -> None:
         """`self.history.append(...)` on a list or deque of a plain object, in the compiled region."""
@@ -377,50 +419,6 @@ def _is_list(expr: cst.BaseExpression) -> bool:
                                           and expr.func.value == "list" and not expr.args)
 
 
-def _length_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    """A list or tuple whose length follows a loop counter: `(1,) * k`, `(2, 3) + (1,) * k`,
-    `list(range(n))`, `[0 for _ in range(n)]`."""
-    if type(expr) is cst.BinaryOperation:
-        if type(expr.operator) is cst.Multiply:
-            for seq, times in ((expr.left, expr.right), (expr.right, expr.left)):
-                if type(seq) in (cst.List, cst.Tuple) and any(n in counters for n in names_in(times)):
-                    return True
-        if type(expr.operator) is cst.Add:
-            return _length_of(expr.left, counters) or _length_of(expr.right, counters)
-        return False
-    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("list", "tuple") \
-            and len(expr.args) == 1:
-        inner = expr.args[0].value
-        if type(inner) is cst.GeneratorExp:
-            inner = cst.ListComp(elt=inner.elt, for_in=inner.for_in)
-        return _range_of(inner, counters) or _length_of(inner, counters)
-    if type(expr) is cst.ListComp and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
-        return _range_of(expr.for_in.iter, counters)
-    return False
-
-
-SPLITS = ("split", "unbind")  # not chunk/tensor_split(n): n pieces whatever the size
-
-
-def _split_of(expr: cst.BaseExpression):
-    """The tensor that `x.split(k)`, `x.unbind()`, `torch.split(x, k)` (or `list()`/`tuple()` of
-    one) cuts into as many pieces as its size allows, else None."""
-    if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value in ("list", "tuple") \
-            and len(expr.args) == 1:
-        expr = expr.args[0].value
-    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute or expr.func.attr.value not in SPLITS:
-        return None
-    recv = expr.func.value
-    if type(recv) is cst.Name and recv.value == "torch":
-        return expr.args[0].value if expr.args else None
-    return recv
-
-
-def _range_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range" \
-        and any(n in counters for n in names_in(expr))
-
-
 def _bound_in(fn: cst.FunctionDef) -> set:
     """Names the function binds locally (parameters, assignments), unless declared global."""
     out = {p.name.value for p in fn.params.params}
@@ -457,39 +455,6 @@ def _body_names(fn: cst.FunctionDef) -> set:
     for stmt in fn.body.body:
         out |= set(names_in(stmt))
     return out
-
-
-def _string_of(expr: cst.BaseExpression, counters: dict) -> bool:
-    """A string built from a loop counter: an f-string, str(i), "..." + str(i), "...".format(i), "%d" % i,
-    or either branch of a conditional expression."""
-    if type(expr) is cst.IfExp:
-        return _string_of(expr.body, counters) or _string_of(expr.orelse, counters)
-    if type(expr) is cst.FormattedString:
-        return any(type(p) is cst.FormattedStringExpression and any(n in counters for n in names_in(p.expression))
-                   for p in expr.parts)
-    if type(expr) is cst.Call:
-        f = expr.func
-        if type(f) is cst.Name and f.value == "str":
-            return any(n in counters for n in names_in(expr))
-        if type(f) is cst.Attribute and f.attr.value == "format" and type(f.value) is cst.SimpleString:
-            return any(n in counters for n in names_in(expr))
-    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Multiply, cst.Modulo):
-        if _string_of(expr.left, counters) or _string_of(expr.right, counters):
-            return True
-        literal = any(type(side) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
-                                     for side in (expr.left, expr.right))
-        return literal and any(n in counters for n in names_in(expr))
-    return False
-
-
-def _has_float(expr: cst.BaseExpression) -> bool:
-    stack = [expr]
-    while stack:
-        n = stack.pop()
-        if type(n) is cst.Float or (type(n) is cst.BinaryOperation and type(n.operator) is cst.Divide):
-            return True
-        stack += child_nodes(n)
-    return False
 
 
 def _bounded_chain(loop, limit: int) -> bool:
