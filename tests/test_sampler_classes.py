@@ -294,3 +294,30 @@ def greedy(model, src, steps, device):
 
 def test_a_host_tensor_converted_with_type_as_takes_the_other_tensors_device():
     assert found(TYPE_AS, ("HPU003",)) == [("HPU003", 9)]
+
+
+KWARGS = """
+import torch
+import torch.nn.functional as F
+
+
+def extend(kwargs):
+    kwargs["attention_mask"] = F.pad(kwargs["attention_mask"], (0, 0))
+    return kwargs
+
+
+def options(kwargs):
+    if kwargs["use_graphs"]:
+        return {"bypass": False}
+    return {}
+
+
+def decode(model, ids, kwargs, steps):
+    for _ in range(steps):
+        kwargs = extend(kwargs)
+        ids = model(ids, **options(kwargs))
+"""
+
+
+def test_a_dict_whose_item_goes_into_a_torch_op_is_not_a_tensor():
+    assert found(KWARGS, ("HPU008",)) == []

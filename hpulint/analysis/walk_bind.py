@@ -224,7 +224,8 @@ class Bindings:
         """`torch.isnan(x)`, `F.softmax(x, -1)`: a parameter passed as the input of a torch op is
         a tensor (evidence, as `x.unsqueeze(0)` is)."""
         first = node.args[0].value
-        if type(first) is not cst.Name:
+        rooted = type(first) is not cst.Name
+        if rooted:
             first = _operand_root(first)  # `torch.sqrt(1.0 + sigmas[0] ** 2.0)`
             if first is None:
                 return
@@ -234,7 +235,7 @@ class Bindings:
             return
         v = self.lookup(first.value)
         fn = self.function
-        if type(v) is Param and v.fid == fn.fid and v.name not in fn.evidence:
+        if type(v) is Param and v.fid == fn.fid and v.name not in fn.evidence and not rooted:
             fn.evidence[v.name] = "tensor"
             fn.pcounters.pop(first.value, None)
         elif type(v) is not Param:
@@ -345,6 +346,9 @@ def _operand_root(expr: cst.BaseExpression) -> Optional[cst.Name]:
     while True:
         tp = type(expr)
         if tp is cst.Subscript:
+            if any(type(e.slice) is cst.Index and type(e.slice.value) in (cst.SimpleString, cst.FormattedString)
+                   for e in expr.slice):
+                return None  # `kwargs["attention_mask"]`: an item of a dict, not of a tensor
             expr = expr.value
         elif tp is cst.BinaryOperation:
             sides = [x for x in (expr.left, expr.right) if type(x) not in (cst.Integer, cst.Float)]
