@@ -321,3 +321,51 @@ def decode(model, ids, kwargs, steps):
 
 def test_a_dict_whose_item_goes_into_a_torch_op_is_not_a_tensor():
     assert found(KWARGS, ("HPU008",)) == []
+
+
+IMAGES = """
+import torch
+
+
+class Processor:
+    def fill(self, image, width, height):
+        src_ratio = image.width / image.height
+        if width / height < src_ratio:
+            return image.resize((width, int(width / src_ratio)))
+        return image
+
+    def resize(self, image, width, height):
+        if isinstance(image, torch.Tensor):
+            return torch.nn.functional.interpolate(image, size=(height, width))
+        return self.fill(image, width, height)
+
+
+def run(model, proc, frames, steps):
+    for _ in range(steps):
+        frames = model(proc.resize(frames, 64, 64))
+"""
+
+
+def test_an_images_width_and_height_are_python_numbers():
+    assert found(IMAGES.replace("proc.resize", "Processor().resize"), ("HPU008",)) == []
+
+
+CHUNKED_RUNS = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def generate(model, latents: torch.Tensor, chunks, steps):
+    videos = []
+    for c in range(chunks):
+        for t in range(steps):
+            latents = model(latents, t)
+            htcore.mark_step()
+        videos.append(latents.cpu())
+        latents = latents[:, -1:].repeat(1, 4, 1)
+    return videos
+"""
+
+
+def test_a_copy_once_per_run_of_steps_is_not_a_per_step_read():
+    assert found(CHUNKED_RUNS, ("HPU005",)) == []

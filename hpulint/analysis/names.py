@@ -128,7 +128,10 @@ TENSOR_HOST_ATTRIBUTES = frozenset({"device", "dtype", "layout", "requires_grad"
                                     "retains_grad",
                                     # methods read, not called (`out.type == "hpu"`): bound methods
                                     "type", "size", "dim", "numel", "stride", "element_size",
-                                    "get_device", "data_ptr", "is_contiguous", "tolist", "item"})
+                                    "get_device", "data_ptr", "is_contiguous", "tolist", "item",
+                                    # what an image has and a tensor does not (`image.width / image.height`
+                                    # in a helper that takes PIL images or tensors): a Python number
+                                    "width", "height"})
 
 
 def is_flag_name(name: str) -> bool:

@@ -145,12 +145,21 @@ class HostSyncEveryStep(Rule):
                 return None  # the copy is what an inference loop produces (written, shown, streamed)
             if why is None and an.target_of(here.function) is not None:
                 # an iterative loop on a lazy device (x = f(x) each pass) without a model call
-                carried = next((lp for lp in loops if any(an.is_device_tensor(v) for v in lp.carried_vals)), None)
+                carried = next((lp for lp in loops if any(an.is_device_tensor(v) for v in lp.carried_vals)
+                                and not _holds_steps(here.function, lp)), None)
                 if carried is not None:
                     why = "in a loop that updates a tensor it carries to the next pass"
+                    if an.loop_output(here, node):
+                        return None  # (each pass's product copied out, as in a step loop)
             return why
 
         self.report(node, MESSAGE.format(what=what, why="{why}"), when=when)
+
+
+def _holds_steps(fn, loop) -> bool:
+    """A step loop is nested in ``loop``: each of its passes is a whole run (a chunk denoised
+    step by step), so what a pass does once is not a per-step cost."""
+    return any(other is not loop and other.is_step_loop and loop in other.chain() for other in fn.loops)
 
 
 def method_hint_cpu(an, device: cst.BaseExpression) -> bool:
