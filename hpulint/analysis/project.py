@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
-from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_model_name
+from hpulint.analysis.names import MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, Param, Val, from_json, substitute
 
@@ -27,7 +28,7 @@ COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable",
                               "torch._dynamo.eval_frame.disable"})
 
 
-class Project:
+class Project(ClassQueries):
     def __init__(self, summaries: list) -> None:
         self.modules: dict = {}  # module id -> summary
         self.functions: dict = {}  # fid -> (module, summary of the function)
@@ -153,75 +154,6 @@ class Project:
 
     # --- classes -----------------------------------------------------------------------------
 
-    def mro(self, cid: str) -> list:
-        """The class and its project base classes, depth first (a good enough MRO)."""
-        hit = self._mro.get(cid)
-        if hit is not None:
-            return hit
-        self._mro[cid] = [cid]
-        out, seen, todo = [], set(), [cid]
-        while todo:
-            c = todo.pop(0)
-            if c in seen or c not in self.classes:
-                continue
-            seen.add(c)
-            out.append(c)
-            mod, info = self.classes[c]
-            for b in info["bases"]:
-                s = self.symbol(self.absolute(b, mod))
-                if s is not None and s[0] == "cls":
-                    todo.append(s[1])
-        self._mro[cid] = out
-        return out
-
-    def external_bases(self, cid: str) -> list:
-        out = []
-        for c in self.mro(cid):
-            mod, info = self.classes[c]
-            for b in info["bases"]:
-                ab = self.absolute(b, mod)
-                s = self.symbol(ab)
-                if s is None or s[0] != "cls":
-                    out.append(ab)
-        return out
-
-    def is_model_class(self, cid: str) -> bool:
-        hit = self._models.get(cid)
-        if hit is not None:
-            return hit
-        bases = self.external_bases(cid)
-        model = any(b in MODULE_BASES or b in MODEL_BASES or (b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper())
-                    or b.endswith(("LightningModule", "PreTrainedModel", "ModelMixin", "ComposerModel"))
-                    for b in bases)
-        if not model:
-            # an unknown framework base (not a plain object) and a forward(): a model
-            defines_forward = any("forward" in self.classes[c][1]["methods"] for c in self.mro(cid))
-            framework = [b for b in bases if b not in ("object", "typing.Generic", "abc.ABC", "ABC", "Generic")
-                         and not b.startswith(("typing.", "abc.", "enum.", "torch."))
-                         and b.rsplit(".", 1)[-1] != "Function"]  # autograd.Function: ctx, not a module
-            model = defines_forward and bool(framework)
-        self._models[cid] = model
-        return model
-
-    def framework_kind(self, cid: str) -> Optional[str]:
-        """"optimizer", "metric", "callback" or "algorithm" when the class derives from one (a
-        library's base, or the framework's own base class when the project is the framework)."""
-        own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
-        for b in [*self.external_bases(cid), *own]:
-            leaf = b.rsplit(".", 1)[-1]
-            if b.startswith("torch.optim") or leaf == "Optimizer":
-                return "optimizer"
-            if leaf == "Metric" or b.startswith("torchmetrics."):
-                return "metric"
-            if leaf.endswith("Callback") or leaf in ("TrainerCallback", "Callback"):
-                return "callback"
-            if b.startswith("composer") and leaf == "Algorithm":
-                return "algorithm"
-            if leaf == "SchedulerMixin" or (b.startswith(("diffusers.", "optimum.habana.diffusers."))
-                                            and leaf.endswith("Scheduler")):  # a subclass of a library scheduler
-                return "scheduler"
-        return None
-
     def returns_params(self, fid: str) -> bool:
         """Does the function return (a value built from) one of its own parameters?"""
         hit = self._returns_params.get(fid)
@@ -252,71 +184,6 @@ class Project:
                 return prefer(got, self.env.ret(fid))
             return self.env.ret(fid)
         return got
-
-    def counter_attr(self, cid: str, name: str) -> Optional[str]:
-        """The attribute counted across calls behind ``self.<name>`` (itself, or the attribute
-        a property of that name returns), when some method adds to it."""
-        counters = set()
-        bumped = self._bumped()
-        for c in self.mro(cid):
-            counters.update(self.classes[c][1].get("counter_attrs", ()))
-            counters.update(bumped.get(c, ()))
-        if name in counters:
-            return name
-        fid = self.method(cid, name)
-        if fid is not None:
-            f = self.functions[fid][1]
-            ret = f.get("ret")
-            if "property" in " ".join(f["decorators"]) and isinstance(ret, list) and ret[0] == "attr" \
-                    and isinstance(ret[1], list) and ret[1][0] == "self" and ret[2] in counters:
-                return ret[2]
-        elif f"_{name}" in counters and any(b not in ("object", "builtins.object") for b in self.external_bases(cid)):
-            # a property of a base outside the project (diffusers' `step_index`) over the counted
-            # `_step_index`: the usual backing field
-            return f"_{name}"
-        return None
-
-    def _bumped(self) -> dict:
-        """cid -> the attributes functions of the project add to on its instances from outside
-        (`inference_params.sequence_len_offset += n` in a decoding helper), never resetting them
-        in the same function."""
-        if self._bumped_attrs is None:
-            self._bumped_attrs = {}
-            for fid, (mod, f) in self.functions.items():
-                for j, attrs, name in f.get("bumps", ()):
-                    v = self.resolve(self.val(j, mod))
-                    if v.kind in (INST, MODEL) and v.ref:
-                        owners = [v.ref]
-                    else:  # `inference_params` the analysis cannot follow: the class it is named after
-                        owners = self.classes_named_like(name) if v.kind == UNKNOWN else []
-                    for cid in owners:
-                        self._bumped_attrs.setdefault(cid, set()).update(attrs)
-        return self._bumped_attrs
-
-    def classes_named_like(self, obj: str) -> list:
-        """The project classes an object's name spells (`inference_params` -> `InferenceParams`)."""
-        if self._by_stem is None:
-            self._by_stem = {}
-            for cid, (_, c) in self.classes.items():
-                self._by_stem.setdefault(c["name"].lower(), []).append(cid)
-        return self._by_stem.get(obj.replace("_", "").lower(), [])
-
-    def method(self, cid: str, name: str) -> Optional[str]:
-        for c in self.mro(cid):
-            fid = self.classes[c][1]["methods"].get(name)
-            if fid:
-                return fid
-        return None
-
-    def class_attr(self, cid: str, name: str) -> list:
-        out = []
-        for c in self.mro(cid):
-            mod, info = self.classes[c]
-            for j in info["attrs"].get(name, ()):
-                out.append(self.val(j, mod))
-        return out
-
-    # --- calls -------------------------------------------------------------------------------
 
     def calls(self, fid: str) -> list:
         """(loop index, callee Val, args, kwargs, tainted, deferred, name, guarded) of every call
@@ -482,38 +349,6 @@ class Project:
                         other = self.method(sub, callee.name)
                         if other is not None and other != c[1]:
                             self.callers.setdefault(other, []).append((args, kwargs, 1))
-
-    def mixed_into_model(self, cid: str) -> bool:
-        """A class some project model class derives from (a mixin such as a `GenerationMixin`):
-        its `self` is, at run time, that model."""
-        hit = self._mixins.get(cid)
-        if hit is None:
-            if self._subclass_map is None:
-                self._subclass_map = self._subclasses()
-            hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ()))
-            self._mixins[cid] = hit
-        return hit
-
-    def _overrides(self, cid: str, name: str, found: str) -> list:
-        """`self.sampler_step(...)` in a base class runs whichever subclass's override the object
-        is: the other methods of that name in the classes deriving from ``cid``."""
-        if self._subclass_map is None:
-            self._subclass_map = self._subclasses()
-        out = []
-        for sub in self._subclass_map.get(cid, ()):
-            other = self.method(sub, name)
-            if other is not None and other != found and ("fn", other, 1) not in out:
-                out.append(("fn", other, 1))
-        return out
-
-    def _subclasses(self) -> dict:
-        """cid -> the project classes that derive from it, through any chain."""
-        out: dict = {}
-        for cid in self.classes:
-            for base in self.mro(cid)[1:]:
-                out.setdefault(base, []).append(cid)
-        return out
-
 
 def _mentions_param(j, fid: str) -> bool:
     """Does the summary value ``j`` (JSON) hold a parameter of ``fid``?"""
