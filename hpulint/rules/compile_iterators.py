@@ -40,19 +40,12 @@ class Iterators:
 
     def __init__(self) -> None:
         self.made: dict = {}  # module-level name -> "loader" / "iter:<what>" / "generator"
-        self.generators: set = set()  # functions of the file that `yield`
+        self.functions: dict = {}  # name -> the scope of a function of the file (`.yields` after its walk)
         self.host: dict = {}  # id(function scope) -> names holding `.tolist()` values
 
-    def function_def(self, node: cst.FunctionDef) -> None:
-        stack = [node.body]
-        while stack:
-            n = stack.pop()
-            if type(n) in (cst.Yield,):
-                self.generators.add(node.name.value)
-                return
-            if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                continue
-            stack += list(n.children)
+    def function_def(self, an, node: cst.FunctionDef) -> None:
+        """Keep the function's scope: the walk marks it a generator when it meets a `yield` in it."""
+        self.functions[node.name.value] = an.function
 
     def assign(self, an, node: cst.Assign) -> None:
         fn = an.function
@@ -113,7 +106,8 @@ class Iterators:
             if what != "iter:loader":
                 return None
         if what is not None and what.startswith("call:"):
-            what = "generator" if what[5:] in self.generators else None
+            scope = self.functions.get(what[5:])
+            what = "generator" if scope is not None and scope.yields else None
         if what is None or what == "loader":
             return None
         if what == "iter:loader":

@@ -122,7 +122,7 @@ class HostReadBreaksGraph(Rule):
         self.built.class_def(node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.iters.function_def(node)
+        self.iters.function_def(self.an, node)
         for d in node.decorators:
             call = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
             if (self.an.qualname(call) or "") == "torch.compile":
