@@ -238,13 +238,9 @@ class Linked(TargetsAndRegions):
                 return f"calls {self.called(cls[1])}, which runs a step"
         if any(cls is not None and cls[1] in multi for _, cls, *_ in own):
             return None  # each pass runs whole step loops (a sampling run, an epoch)
-        for _, cls, *_ in own:
-            if cls is None:
-                continue
-            if cls[0] == "model":
-                return "calls a model"
-            if cls[1] in self.calls_model:
-                return f"calls {self.called(cls[1])}, which calls a model"
+        why = self._model_call(fid, index)
+        if why is not None:
+            return why
         if info["carried"]:
             # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
             # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts

@@ -115,7 +115,7 @@ def _helper_arity(an, func: cst.BaseExpression) -> int:
         return 0
     owner = an.value(func.value)
     cid = owner.cls if type(owner) is Self else owner.ref if type(owner) is Sym else None
-    by_cid = {c.cid: c for c in an.classes.values()}
+    by_cid = an.classes_by_cid
     seen = set()
     while cid in by_cid and cid not in seen:  # the method through the classes of this file
         seen.add(cid)

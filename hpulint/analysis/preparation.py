@@ -45,7 +45,7 @@ def without_preparation(linked, loops: dict) -> dict:
                 continue
             if callers is None:
                 callers = _callers_of(linked)
-            if _called_after_steps(p, callers.get(fid), loops):
+            if _called_around_steps(p, callers.get(fid), loops, after=True):
                 del out[(fid, i)]
                 continue
         if not info.get("collection"):
@@ -57,7 +57,7 @@ def without_preparation(linked, loops: dict) -> dict:
             continue
         if callers is None:
             callers = _callers_of(linked)
-        if _called_before_steps(p, callers.get(fid), loops):
+        if _called_around_steps(p, callers.get(fid), loops):
             del out[(fid, i)]
     return out
 
@@ -67,9 +67,11 @@ def model_only(reason: str) -> bool:
     return reason == "calls a model" or (reason.startswith("calls ") and reason.endswith(", which calls a model"))
 
 
-def _called_before_steps(p, sites, loops: dict) -> bool:
-    """Every one of ``sites`` (caller, call index) is at the top level of its function, before a
-    top-level step loop of that function (and there is at least one site)."""
+def _called_around_steps(p, sites, loops: dict, after: bool = False) -> bool:
+    """Every one of ``sites`` (caller, call index) is at the top level of its function, before
+    (``after``: after) a top-level step loop of that function (and there is at least one site):
+    `cond = self.prepare_latents(...)` then the denoising loop; the denoising loop then
+    `frames = self.decode_latents(latents)`."""
     if not sites:
         return False
     for g, k in sites:
@@ -78,23 +80,8 @@ def _called_before_steps(p, sites, loops: dict) -> bool:
         before = call[8] if len(call) > 8 else None
         if call[1] != -1 or before is None:
             return False
-        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in range(before, len(f["loops"]))):
-            return False
-    return True
-
-
-def _called_after_steps(p, sites, loops: dict) -> bool:
-    """Every one of ``sites`` is at the top level of its function, after a top-level step loop of
-    that function (`frames = self.decode_latents(latents)` after the denoising loop)."""
-    if not sites:
-        return False
-    for g, k in sites:
-        f = p.functions[g][1]
-        call = f["calls"][k]
-        before = call[8] if len(call) > 8 else None
-        if call[1] != -1 or before is None:
-            return False
-        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in range(before)):
+        span = range(before) if after else range(before, len(f["loops"]))
+        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in span):
             return False
     return True
 

@@ -34,6 +34,7 @@ class Definitions:
         bases = [self.symbol_ref(b.value) or self.qualname(b.value) or "" for b in node.bases if not b.keyword]
         info = ClassInfo(node, node.name.value, cid, [b for b in bases if b])
         self.classes[id(node)] = info
+        self.classes_by_cid[cid] = info
         if id(node) not in self._ids:
             self._bind(node.name.value, Sym(cid))
         scope = Scope("class", node, node.name.value, parent, fid=cid)

@@ -44,6 +44,7 @@ class Walker(Definitions, Flow, Bindings):
         self.scopes: list = []
         self.all_functions: list = []  # function scopes (and the module's), in source order
         self.classes: dict = {}  # id(ClassDef) -> ClassInfo
+        self.classes_by_cid: dict = {}  # cid -> ClassInfo
         self.loops: list = []
         self.all_loops: list = []
         self.statements: list = []

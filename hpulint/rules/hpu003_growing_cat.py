@@ -68,17 +68,16 @@ class GrowingCatAccumulator(Rule):
             # `mask = F.pad(mask, (0, 1), value=1)`: one more column every pass
             if not (self._of_itself(seq, target) and _grows(value)):
                 return
-            pieces = ([an.value(seq)], [])
+            every, fresh = [an.value(seq)], []
         elif join not in JOINS or type(seq) not in (cst.List, cst.Tuple):
             return
         elif not any(self._of_itself(el.value, target) for el in seq.elements):
             return
         else:
-            pieces = [an.value(el.value) for el in seq.elements]
+            every = [an.value(el.value) for el in seq.elements]
             # the new rows: where they are made says where the accumulator is (its first value
             # may be an empty host tensor, `preds = torch.tensor([])`, which torch.cat skips)
-            fresh = [v for el, v in zip(seq.elements, pieces) if not self._of_itself(el.value, target)]
-            pieces = (pieces, fresh)
+            fresh = [v for el, v in zip(seq.elements, every) if not self._of_itself(el.value, target)]
         text = code(target)
         message = (PAD_MESSAGE if join in PADS else MESSAGE).format(target=text, join=join, why="{why}")
         fn = an.function
@@ -87,7 +86,7 @@ class GrowingCatAccumulator(Rule):
             # `model_kwargs["attention_mask"] = torch.cat([mask, ...])`: the caller's state,
             # extended on every call of a function that runs every step (a decoding helper)
             def when_param():
-                if _on_host(an, pieces):
+                if _on_host(an, every, fresh):
                     return None
                 why = an.every_step(here)
                 return why  # "in update() (called from the step loop in ...)"
@@ -101,7 +100,7 @@ class GrowingCatAccumulator(Rule):
             loop = an.loop
 
             def when_persistent():
-                if _on_host(an, pieces) or an.device_excluded(here):
+                if _on_host(an, every, fresh) or an.device_excluded(here):
                     return None
                 return f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
                                            if loop is not None and loop.is_step_loop else ", on every call")
@@ -117,7 +116,7 @@ class GrowingCatAccumulator(Rule):
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
 
         def when():
-            if _on_host(an, pieces) or an.device_excluded(here):
+            if _on_host(an, every, fresh) or an.device_excluded(here):
                 return None  # a host-side accumulator records nothing on the device
             if loop.is_step_loop:
                 return f"in a loop that {loop.step_reason}"
@@ -188,12 +187,11 @@ class GrowingCatAccumulator(Rule):
         return Fix(applicability, f"collect into `{parts}` and concatenate once after the loop", changes)
 
 
-def _on_host(an, pieces: tuple) -> bool:
-    """The joined tensors (all of them, and the new rows) are on the host: all of them, or a new
-    row made there (torch.cat needs its pieces on one device, so `torch.tensor([1])` with no device
-    says where the others are; the first value of the accumulator may be an empty host tensor,
-    `preds = torch.tensor([])`, which says nothing)."""
-    every, fresh = pieces
+def _on_host(an, every: list, fresh: list) -> bool:
+    """The joined tensors are on the host: all of them, or a new row made there (torch.cat needs
+    its pieces on one device, so `torch.tensor([1])` with no device says where the others are; the
+    first value of the accumulator may be an empty host tensor, `preds = torch.tensor([])`, which
+    says nothing)."""
     return all(an.is_host(p) for p in every) or any(an.is_host(p) for p in fresh)
 
 
