@@ -18,7 +18,7 @@ from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
     Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
-    V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
+    Choice, V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
 _NUMBER_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "bool", "complex", "divmod", "hash"})
@@ -100,13 +100,25 @@ def _value(an, node) -> Val:
         return V_SEQ
     if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body
         return Sym(an.lambda_id(node))
-    if tp in (cst.Dict, cst.DictComp, cst.Ellipsis):
+    if tp is cst.Dict:
+        return _dispatch(an, node)
+    if tp in (cst.DictComp, cst.Ellipsis):
         return V_OTHER
     if tp is cst.NamedExpr:
         return value(an, node.value)
     if tp is cst.Await:
         return value(an, node.expression)
     return V_UNKNOWN
+
+
+def _dispatch(an, node: cst.Dict) -> Val:
+    """A dict whose values are all names (`{"heun": sample_heun, "dpm": sample_dpm}`): a table of
+    functions to pick from, if that is what the names turn out to be; any other dict is data."""
+    els = node.elements
+    if len(els) < 2 or len(els) > 16 or not all(
+            type(el) is cst.DictElement and type(el.value) in (cst.Name, cst.Attribute) for el in els):
+        return V_OTHER
+    return Choice(tuple(value(an, el.value) for el in els))
 
 
 def arith(a: Val, b: Val) -> Val:

@@ -67,7 +67,28 @@ class GlobalEnv(Env):
         if ev:
             return r(ev)
         got = self._from_callers(fid, f, name)
+        if got.kind == UNKNOWN and f["cls"] is None and ":" in fid and "." not in fid.split(":", 1)[1] \
+                and fid not in self.p.callers and by_name(name).kind == UNKNOWN:
+            got = self._from_siblings(entry[0], fid, name)
         return got if got.kind != UNKNOWN else by_name(name)
+
+    def _from_siblings(self, mod: str, fid: str, name: str) -> R:
+        """A module function nothing in the project calls (a library's public sampler): its
+        parameter is a device tensor when the same-named parameter of the module's other
+        functions is one, from their evidence or their callers, and never anything else
+        (`sigmas` in every sampler of a sampling module)."""
+        kinds = set()
+        for other in self.p.modules[mod]["functions"]:
+            if other == fid or len(kinds) > 1:
+                continue
+            f = self.p.functions[other][1]
+            if name not in f["params"] or f["cls"] is not None:
+                continue
+            ev = f["evidence"].get(name)
+            got = r(ev) if ev else self._from_callers(other, f, name)
+            if got.kind != UNKNOWN:
+                kinds.add(got.kind)
+        return r(TENSOR) if kinds == {TENSOR} else R_UNKNOWN
 
     def _from_callers(self, fid: str, f: dict, name: str, every: tuple = ()) -> R:
         """What the project's callers pass for ``name``, joined; with ``every``, unknown unless

@@ -230,6 +230,10 @@ class Project(ClassQueries):
             if fns:
                 return fns
         if got is not None:
+            if got[0] == "fn" and callee.tag != "attr":
+                more = self.alternatives(callee)
+                if more:
+                    return [got, *more]
             if got[0] == "model" and got[1] is None:
                 held = self.held_forwards(self.resolve(callee))
                 if held:
@@ -325,6 +329,21 @@ class Project(ClassQueries):
             return self.classify(sym[1], res)
         return None
 
+    def alternatives(self, callee: Val, resolver: Optional[Resolver] = None) -> list:
+        """The other functions a call of a pick from a table of functions may run
+        (`{"heun": sample_heun, "dpm": sample_dpm}[name](...)`): classify() gives the first."""
+        if callee.tag in ("attr", "k", "self"):
+            return []
+        v = (resolver or self.resolve)(callee)
+        if v.kind != SYM or len(v.parts) < 2:
+            return []
+        out = []
+        for p in v.parts[1:]:
+            c = self._classify_symbol(self.symbol(p.ref), resolver or self.resolve)
+            if c is not None and c[1] is not None:
+                out.append(c)
+        return out
+
     def _decorated(self, fid: str, name: str) -> bool:
         entry = self.functions.get(fid)
         return entry is not None and entry[1]["cls"] is not None and any(
@@ -340,6 +359,8 @@ class Project(ClassQueries):
                 if c is None or c[1] is None:
                     continue
                 self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))
+                for other in self.alternatives(callee, self.shallow):
+                    self.callers.setdefault(other[1], []).append((args, kwargs, other[2]))
                 if c[0] == "fn" and c[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
                     # `self.train_loop_fn(loader, epoch)` in a base class calls a subclass's
                     # override too (in another file: the AMP variant of a training script)

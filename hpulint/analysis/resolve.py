@@ -13,7 +13,7 @@ from typing import Optional
 from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
                                     TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
-    DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
+    CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
     SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Named, Param, Val, by_name, r,
 )
 
@@ -112,6 +112,11 @@ class Resolver:
             return self._join([self(p) for p in v.parts])
         if t == "tup":
             return R(TUPLE, None, tuple(self(p) for p in v.parts))
+        if t == "choice":
+            parts = tuple(self(p) for p in v.parts)
+            if all(p.kind == SYM and p.ref for p in parts):
+                return R(OTHER, CHOICE, parts)
+            return r(OTHER)
         if t == "named":
             got = self(v.base)
             return got if got.kind != UNKNOWN else by_name(v.name)
@@ -147,6 +152,8 @@ class Resolver:
 
     def _elem(self, base: R, index: Optional[int]) -> R:
         k = base.kind
+        if k == OTHER and base.ref == CHOICE:  # one function of a table: any of them
+            return R(SYM, base.parts[0].ref, base.parts)
         if k == TUPLE:
             if index is not None and -len(base.parts) <= index < len(base.parts):
                 return base.parts[index]
@@ -265,6 +272,10 @@ class Resolver:
         if not real:
             return r(NONE) if parts and all(p.kind == NONE for p in parts) else R_UNKNOWN
         dev = [p for p in real if p.kind in DEVICE_TENSORS]
+        if dev and any(p.kind == MODEL for p in real):
+            # `model = fabric.to_device(model)` on one path, `GPT(config)` on another: a module
+            # (a wrapper the analysis does not know returned what it was given)
+            return next(p for p in real if p.kind == MODEL)
         if dev:
             if any(_is_dim(p) for p in real):
                 # a size on one path (`kv_seq_len = x.shape[-2]`) and a tensor on another (an

@@ -41,6 +41,7 @@ NONE = "none"
 UNKNOWN = "unknown"
 
 DEVICE_TENSORS = frozenset({TENSOR, MASK})
+CHOICE = "choice"  # the ref of an OTHER that is a table of functions (its parts: their symbols)
 
 
 class R(NamedTuple):
@@ -275,6 +276,17 @@ class Used(Val):
         self.kind = kind
 
 
+class Choice(Val):
+    """A dict of functions, one picked by a key (``{"heun": sample_heun, ...}[name]``): a call
+    of the pick may run any of them."""
+
+    __slots__ = ("parts",)
+    tag = "choice"
+
+    def __init__(self, parts: tuple) -> None:
+        self.parts = parts
+
+
 class Tup(Val):
     __slots__ = ("parts",)
     tag = "tup"
@@ -315,7 +327,7 @@ MAX_DEPTH = 8  # deeper expressions are not followed: unknown
 def depth(v: Val) -> int:
     if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used)):
         return 1 + depth(v.base)
-    if isinstance(v, (Arith, Join, Tup)):
+    if isinstance(v, (Arith, Join, Tup, Choice)):
         return 1 + max((depth(p) for p in v.parts), default=0)
     return 0
 
@@ -358,7 +370,7 @@ def to_json(v: Val):
         return [t, [to_json(p) for p in v.parts], v.op]
     if t == "retof":
         return [t, v.ref, [[k, to_json(a)] for k, a in v.args]]
-    return [t, [to_json(p) for p in v.parts]]  # join, tup
+    return [t, [to_json(p) for p in v.parts]]  # join, tup, choice
 
 
 def from_json(j, ref=None) -> Val:
@@ -394,6 +406,8 @@ def from_json(j, ref=None) -> Val:
         return Join(tuple(from_json(p, ref) for p in j[1]))
     if t == "tup":
         return Tup(tuple(from_json(p, ref) for p in j[1]))
+    if t == "choice":
+        return Choice(tuple(from_json(p, ref) for p in j[1]))
     raise ValueError(f"not a value: {j!r}")
 
 
@@ -411,7 +425,7 @@ def leaves(v: Val):
             yield x
         elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used)):
             stack.append(x.base)
-        elif isinstance(x, (Arith, Join, Tup)):
+        elif isinstance(x, (Arith, Join, Tup, Choice)):
             stack.extend(x.parts)
 
 
