@@ -146,3 +146,25 @@ def test_a_model_on_one_path_and_a_wrapper_call_on_another_stays_a_model():
     # `decode`'s loop calls the model on every pass: the branch on the output is a host read
     # per step whichever path built `model`
     assert ("HPU008", 14) in found(WRAPPED, ("HPU008",))
+
+
+HOST_STEPS = """
+import numpy as np
+import torch
+
+
+def refine(net, x, ts, steps=40, lo=0.002, hi=80.0):
+    ones = x.new_ones([x.shape[0]])
+    for i in range(len(ts) - 1):
+        t = (hi + ts[i] / (steps - 1) * (lo - hi)) ** 7.0
+        x = net(x, t * ones)
+        label = (ts[i + 1] + 1) * 2
+        print("step", label)
+    return x
+"""
+
+
+def test_an_element_of_a_host_list_in_number_arithmetic_that_reaches_the_model_is_a_constant():
+    # `t` is arithmetic on `ts[i]`, multiplied into the model's input: a new scalar every step;
+    # `label` is arithmetic on `ts[i + 1]` that is only printed
+    assert found(HOST_STEPS, ("HPU001",)) == [("HPU001", 9)]

@@ -221,7 +221,10 @@ class Resolver:
         if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):
             return r(MLOADER if name == "per_device_loader" else k)
         if k == SYM and base.ref:
-            return self.env.ret(base.ref + "." + name)
+            got = self.env.ret(base.ref + "." + name)
+            if got.kind == UNKNOWN and name in _LOADERS and _LIBRARY_MODEL.search(base.ref.rsplit(".", 1)[-1]):
+                return r(MODEL)  # `AutoModelForCausalLM.from_pretrained(...)`: a library's module
+            return got
         if k == UNKNOWN:
             if _TO_DEVICE.match(name):
                 return r(TENSOR)  # composer's `state.device.tensor_to_device(t)`, `batch_to_device`
@@ -289,6 +292,11 @@ class Resolver:
                 # (`feat, h, w = extract(...)`) gives the tuple's parts
                 return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
+        if real[0].kind == MODEL and real[0].ref is None and len(real) > 1:
+            # `self.layers = nn.ModuleList()`, then `self.layers.append(Block(...))` in a loop:
+            # a container of what is appended to it
+            held = [p for p in real if p.kind == MODEL] + [q for p in real if p.kind == TUPLE for q in p.parts]
+            return _modules(held)
         if real[0].kind == SEQ:
             # `self.slots = []`, then `self.slots.append(Slot(...))`: a list of what it is given
             return next((p for p in real if p.kind == TUPLE), real[0])
@@ -316,6 +324,12 @@ def _modules(parts: list) -> R:
                 mods.append(q)
     return R(MODEL, None, tuple(mods[:8])) if mods else r(MODEL)
 
+
+# class methods that load a library's pretrained object, and the class names that are modules
+# (not a tokenizer, a processor, a scheduler, a config or a pipeline of several modules)
+_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})
+_LIBRARY_MODEL = re.compile(r"^(?!.*(?:Tokenizer|Processor|Config|Scheduler|Pipeline|Extractor))"
+                            r".*(?:Model|For[A-Z]|UNet|Transformer|Autoencoder|VAE|VQ|Net$|LM$)")
 
 # a framework's device object moving a tensor (or a batch of them) onto the device
 _TO_DEVICE = re.compile(r"^(?:tensor_|batch_|move_|send_)?to_device$")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis import guards
-from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while,
+from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
@@ -157,6 +157,8 @@ class Flow:
         self.all_loops.append(loop)
         loop.if_depth = len(self.if_branches)
         loop.counters = counters_of_for(self, node)
+        if loop.counters:
+            loop.counters |= carried_counters(node.body, loop.counters)
         loop.iter_value = self.value(node.iter)
         loop.collection = iterates_collection(self, node.iter)
         loop.loader_marks = iterates_marking_loader(self, node.iter)
@@ -175,6 +177,8 @@ class Flow:
         self.all_loops.append(loop)
         loop.if_depth = len(self.if_branches)
         loop.counters = counters_of_while(node)
+        if loop.counters:
+            loop.counters |= carried_counters(node.body, loop.counters)
         self.loops.append(loop)
         loop.block = self._push_block("loop")
 
@@ -188,3 +192,19 @@ class Flow:
         loop.carried_vals = [bindings[n] for n in sorted(loop.assigned & loop.read_before_assign)
                              if _maybe_tensor(bindings.get(n))]
         loop.facts.carried = bool(loop.carried_vals)
+
+
+def carried_counters(body: cst.BaseSuite, counters: set) -> set:
+    """Names the loop body sets from its counter (`prev_pos = cur_pos` at the end of a decoding
+    pass): read earlier in the next pass they hold the last pass's counter, new every pass."""
+    out: set = set()
+    stmts = [st for line in getattr(body, "body", ()) if type(line) is cst.SimpleStatementLine
+             for st in line.body if type(st) is cst.Assign and len(st.targets) == 1
+             and type(st.targets[0].target) is cst.Name]
+    for _ in range(2):  # `a = i`, then `b = a`
+        for st in stmts:
+            name = st.targets[0].target.value
+            if name not in out and name not in counters and is_int_arith(st.value) \
+                    and any(n in counters or n in out for n in names_in(st.value)):
+                out.add(name)
+    return out

@@ -10,7 +10,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import is_number_arith
+from hpulint.analysis.loops import _arith_of, is_number_arith
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
@@ -92,8 +92,9 @@ class LoopIteratorConstant(Rule):
             return
         for t in node.targets:
             if type(t.target) is cst.Name:
-                if type(node.value) is cst.Subscript and all(type(e.slice) is cst.Index for e in node.value.slice):
-                    self.aliases[(id(fn), t.target.value)] = id(node.value)
+                element = _element_of(node.value)
+                if element is not None:
+                    self.aliases[(id(fn), t.target.value)] = id(element)
                 else:
                     self.aliases.pop((id(fn), t.target.value), None)
 
@@ -466,3 +467,26 @@ def _self_attributes(expr: cst.BaseExpression) -> list:
         elif type(n) is cst.UnaryOperation:
             stack.append(n.expression)
     return out
+
+
+def _element_of(expr: cst.BaseExpression) -> Optional[cst.Subscript]:
+    """The one element read a value is: `sched[it]`, or number arithmetic on it
+    (`(a + ts[i] / (n - 1) * (b - a)) ** rho`); None for anything else."""
+    if type(expr) is cst.Subscript:
+        return expr if all(type(e.slice) is cst.Index for e in expr.slice) else None
+    if type(expr) not in (cst.BinaryOperation, cst.UnaryOperation) or \
+            not _arith_of(expr, (cst.Name, cst.Integer, cst.Float, cst.Subscript), ("min", "max", "abs"), False):
+        return None
+    reads = []
+    stack = [expr]
+    while stack:
+        x = stack.pop()
+        if type(x) is cst.Subscript:
+            reads.append(x)
+        elif type(x) is cst.BinaryOperation:
+            stack += (x.left, x.right)
+        elif type(x) is cst.UnaryOperation:
+            stack.append(x.expression)
+        elif type(x) is cst.Call:
+            stack += [a.value for a in x.args]
+    return _element_of(reads[0]) if len(reads) == 1 else None

@@ -73,6 +73,10 @@ def _operands(test: cst.BaseExpression, an):
             stack.append(n.expression)
         elif type(n) is cst.Call and n.args and an.qualname(n.func) == "torch.is_nonzero":
             yield n.args[0].value  # a Python bool read from the tensor's value
+        elif type(n) is cst.Call and len(n.args) == 1 and not n.args[0].star and type(n.func) is cst.Name \
+                and n.func.value in ("all", "any", "bool") and an.qualname(n.func) in (None, n.func.value):
+            # `if all(eos_reached):` iterates the tensor in Python: every element read on the host
+            yield n.args[0].value
         elif type(n) is cst.Comparison and len(n.comparisons) == 1 \
                 and type(n.comparisons[0].operator) in (cst.In, cst.NotIn):
             # `0.0 in mask`, `self.pad_token_id in labels`: Python scans the tensor's values; a
