@@ -179,6 +179,28 @@ CASES = {
         """,
         ["HPU005@7"],
     ),
+    "images built from each output and collected by a preprocessing loop are its product": (
+        """
+        def upscale(model, images):
+            out = []
+            for image in images:
+                y = model(image).clamp(0, 1).cpu().numpy()
+                out.append(Image.fromarray((np.moveaxis(y, 0, -1) * 255).astype(np.uint8)))
+            return out
+        """,
+        [],
+    ),
+    "the same arrays collected without becoming images could stay on the device": (
+        """
+        def upscale(model, images):
+            out = []
+            for image in images:
+                y = model(image).clamp(0, 1).cpu().numpy()
+                out.append(np.moveaxis(y, 0, -1))
+            return out
+        """,
+        ["HPU005@9"],
+    ),
 }
 
 

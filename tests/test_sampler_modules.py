@@ -168,3 +168,24 @@ def test_an_element_of_a_host_list_in_number_arithmetic_that_reaches_the_model_i
     # `t` is arithmetic on `ts[i]`, multiplied into the model's input: a new scalar every step;
     # `label` is arithmetic on `ts[i + 1]` that is only printed
     assert found(HOST_STEPS, ("HPU001",)) == [("HPU001", 9)]
+
+
+NOISED = """
+import torch
+
+
+def sample(unet, scheduler, latents, timesteps):
+    noised = []
+    noise = torch.randn_like(latents)
+    for t in timesteps:
+        noised.append(scheduler.add_noise(latents, noise, t))
+    for i, t in enumerate(timesteps):
+        latents = unet(latents, t)
+        latents = latents + noised[i]
+    return latents
+"""
+
+
+def test_a_tensor_picked_from_a_python_list_by_the_counter_is_no_constant():
+    # `noised` is a Python list of the noised latents: `noised[i]` picks one on the host
+    assert found(NOISED, ("HPU001",)) == []

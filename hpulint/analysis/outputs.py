@@ -11,6 +11,7 @@ output. Such a copy is recognised by where its value goes, read from the code th
   or a `yield`;
 - into names whose every later use in the pass is such a call, or a `for` loop over them whose
   body only builds host records (no `if`/`while` on what it reads);
+- into an image (`Image.fromarray(a)`): the product itself, whatever is done with it next;
 - through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
   functions that take it and return no device value (`put_watermark(img)`);
 - returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
@@ -36,8 +37,11 @@ OUTPUT_CALLS = frozenset({
     "writelines", "dump", "put", "put_nowait", "image", "imshow", "hist", "pyplot", "savefig",
 })
 # host wrappers a copied value can pass through on its way to an output: element-wise Python
-# iteration helpers, an image built from an array (`Image.fromarray(a).save(path)`), NumPy casts
-_TRANSPARENT_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "reversed", "fromarray"})
+# iteration helpers, NumPy casts
+_TRANSPARENT_CALLS = frozenset({"zip", "enumerate", "list", "tuple", "reversed"})
+# an image built from the copy (`Image.fromarray(a)`): the product itself, whatever is done with
+# it next (shown, saved, resized, collected): it only goes back to a device converted again
+_IMAGE_CALLS = frozenset({"fromarray"})
 _NUMPY_PREFIXES = ("numpy.", "np.")
 # NumPy functions that only cast, lay out or clip an array (`np.transpose(a, (1, 2, 0))`), and
 # einops' `rearrange(a, "c h w -> h w c")`: on a host copy they are host work on the same data
@@ -101,7 +105,7 @@ class _Flow:
                     return None
                 name = last_name(call.func) or ""
                 qn = self.an.qualname(call.func) or ""
-                if name in OUTPUT_CALLS:
+                if name in OUTPUT_CALLS or name in _IMAGE_CALLS:
                     return "output"
                 if name in _TRANSPARENT_CALLS or qn.startswith("einops.") or (qn.startswith(_NUMPY_PREFIXES) and (
                         name.startswith(("float", "int", "uint")) or name in _NUMPY_LAYOUT)) or self._host_helper(call):

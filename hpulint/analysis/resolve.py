@@ -130,8 +130,8 @@ class Resolver:
         if k in DEVICE_TENSORS or k == HOST:
             if name == "shape":
                 return r(SIZE)
-            if name in TENSOR_HOST_ATTRIBUTES or is_flag_name(name):
-                return r(OTHER)
+            if name in TENSOR_HOST_ATTRIBUTES or is_flag_name(name) or name.startswith("__"):
+                return r(OTHER)  # (`x.__class__.__name__`: Python's own attributes)
             if name in TENSOR_ATTRIBUTES:
                 return r(HOST if k == HOST else TENSOR)
             # a model output object (`out.logits`, `out.loss`) or a tensor attribute

@@ -12,6 +12,7 @@ import libcst as cst
 
 from hpulint.analysis.loops import _arith_of, is_number_arith
 from hpulint.analysis.syntax import code, names_in
+from hpulint.analysis.values import DATA, HOST, SCALAR, SEQ_TENSOR, SIZE, TUPLE
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.loop_constant_fix import roll_rewrite
@@ -202,6 +203,8 @@ class LoopIteratorConstant(Rule):
                         return None  # a device tensor index is data
                     if an.is_device_tensor(base):
                         return ""
+                    if _list_of_objects(an.resolve(base)):
+                        return None  # one of the tensors a Python list holds: no constant
                     # a host container (a list, a schedule kept on the CPU): the read is a host op,
                     # but its element becomes a constant of the graph it is used in
                     if self._used_with_tensors(node):
@@ -467,6 +470,14 @@ def _self_attributes(expr: cst.BaseExpression) -> list:
         elif type(n) is cst.UnaryOperation:
             stack.append(n.expression)
     return out
+
+
+def _list_of_objects(res) -> bool:
+    """A Python list built of things that are not numbers (`noise_latents.append(latent)`):
+    indexing it picks an object on the host, and a tensor picked so is no graph constant."""
+    if res.kind == SEQ_TENSOR:
+        return True
+    return res.kind == TUPLE and bool(res.parts) and not any(p.kind in (SCALAR, DATA, SIZE, HOST) for p in res.parts)
 
 
 def _element_of(expr: cst.BaseExpression) -> Optional[cst.Subscript]:

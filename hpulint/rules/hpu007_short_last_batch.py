@@ -39,12 +39,15 @@ class ShortLastBatch(Rule):
         self.loaders: list = []  # (Call node, bound name or None, off-by-default flag or None)
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
         self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
+        self.bound: dict = {}  # name -> the value assigned to it (None: assigned more than once)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
             return
         target = dotted(node.targets[0].target)
         value = node.value
+        if target:
+            self.bound[target] = value if target not in self.bound else None
         if type(value) is cst.Dict and target:
             self.dicts[target] = {el.key.value.strip("'\"") for el in value.elements
                                   if type(el) is cst.DictElement and type(el.key) is cst.SimpleString}
@@ -110,6 +113,8 @@ class ShortLastBatch(Rule):
         for call, name, flag in self.loaders:
             if flag is not None and not an.is_off_flag(flag):
                 continue  # an option that may be on: prefer silence
+            if self._divides(call):
+                continue
             if name is None:
                 hit = next((t for _, it, t in fed if call in set(_calls_in(it))), None)
             else:
@@ -120,6 +125,42 @@ class ShortLastBatch(Rule):
                 self.report(call, MESSAGE.format(target=hit) + OFF_FLAG.format(value=value, flag=flag))
             elif hit:
                 self.report(call, MESSAGE.format(target=hit), fix=_drop_last_fix(call))
+
+
+    def _divides(self, call: cst.Call) -> bool:
+        """The batch size divides the dataset: a torchvision dataset of a known size (MNIST's
+        60,000 training images) in batches of a literal size (or a name bound once to one)."""
+        kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        dataset = kw.get("dataset", positional[0] if positional else None)
+        batch = kw.get("batch_size", positional[1] if len(positional) > 1 else None)
+        batch, dataset = self._literal(batch), self._literal(dataset)
+        if type(batch) is not cst.Integer or type(dataset) is not cst.Call:
+            return False
+        qn = self.an.qualname(dataset.func) or ""
+        sizes = DATASET_SIZES.get(qn.rsplit(".", 1)[-1]) if qn.startswith("torchvision.datasets.") else None
+        if sizes is None:
+            return False
+        train = next((a.value for a in dataset.args if a.keyword is not None and a.keyword.value == "train"), None)
+        if train is not None and not (type(train) is cst.Name and train.value in ("True", "False")):
+            return False
+        size = sizes[1] if train is not None and train.value == "False" else sizes[0]
+        n = int(batch.value)
+        return n > 0 and size % n == 0
+
+    def _literal(self, node):
+        """The value a name is bound to once in the file (`BATCH_SIZE = 32`), else the node."""
+        seen = 0
+        while type(node) is cst.Name and node.value in self.bound and seen < 4:
+            node, seen = self.bound[node.value], seen + 1
+        return node
+
+
+# training and test sizes of torchvision datasets whose sizes are fixed
+DATASET_SIZES = {
+    "MNIST": (60000, 10000), "FashionMNIST": (60000, 10000), "KMNIST": (60000, 10000),
+    "CIFAR10": (50000, 10000), "CIFAR100": (50000, 10000),
+}
 
 
 def _calls_in(node: cst.CSTNode):

@@ -123,3 +123,27 @@ def test_the_tokens_of_a_whole_generate_run_are_read_once_per_run():
 def test_a_single_forward_read_every_pass_is_a_host_read_per_step():
     src = PROMPTS.replace("{LINE}", "out = model(ids).logits.argmax(-1).cpu()")
     assert found(src, ("HPU005",)) == [("HPU005", 12)]
+
+
+FORWARD = """
+import torch
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, processor):
+        super().__init__()
+        self.processor = processor
+        self.scale = torch.nn.Parameter(torch.ones(1))
+
+    def forward(self, x: torch.Tensor, **kwargs):
+        unused = [k for k in kwargs if k != "mask"]
+        if len(unused) > 0:
+            print(f"{unused} are ignored for a {x.__class__.__name__}")
+        print(f"scale {self.scale}")
+        return self.processor(x) * self.scale
+"""
+
+
+def test_a_class_name_in_a_message_is_not_a_tensor():
+    # `x.__class__.__name__` is Python's own attribute of the tensor, not a tensor
+    assert found(FORWARD, ("HPU005",)) == [("HPU005", 15)]
