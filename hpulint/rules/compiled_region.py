@@ -13,6 +13,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, names_in
 from hpulint.analysis.values import DATA, HOST, MASK, TENSOR
 from hpulint.rules.base import Rule
+from hpulint.rules.compile_reach import reached_kind, reached_why
 
 TENSOR_KINDS = frozenset({TENSOR, MASK, HOST})  # under Dynamo a CPU tensor is traced like any other
 COMPILE_CALLS = ("torch.compile",)
@@ -25,8 +26,13 @@ _DYNAMIC_OUT = re.compile(_FLAG.format(name="capture_dynamic_output_shape_ops"))
 
 
 def compiled_why(an, fn) -> Optional[str]:
-    """Why the function runs inside a compiled region (after bind), or None."""
-    return an.compiled_why(fn) if fn is not None and fn.kind == "function" else None
+    """Why the function runs inside a compiled region (after bind), or None: the link's answer
+    (decorated, compiled, called from there), else how Dynamo reaches it otherwise (a property
+    read, a module hook, a table of functions, a `functools.partial` of `torch.compile`:
+    compile_reach)."""
+    if fn is None or fn.kind != "function":
+        return None
+    return an.compiled_why(fn) or reached_why(an, fn)
 
 
 IS_COMPILING = frozenset({"torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling",
@@ -53,7 +59,10 @@ def where(fn, reason: str) -> str:
 
 
 def is_tensor(an, v) -> bool:
-    return an.kind(v) in TENSOR_KINDS
+    kind = an.kind(v)
+    if kind == "unknown":  # a hook's output, a table function's argument (compile_reach)
+        kind = reached_kind(an, v)
+    return kind in TENSOR_KINDS
 
 
 def maybe_tensor(an, v) -> bool:
