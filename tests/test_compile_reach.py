@@ -1,6 +1,6 @@
 """The eleventh held-out set's graph-break kinds, statically (no torch): code Dynamo traces although
 no call of the compiled region names it (a property a compiled method reads, a forward hook on a
-compiled module, a function called through a table), and a
+compiled module, a function called through a table, a `functools.partial` of `torch.compile`), and a
 `@contextmanager` whose later lines Dynamo never traces. Each kind was measured on torch 2.13
 (fixtures in fixtures/HPU012 and HPU014 carry the counts)."""
 from __future__ import annotations
@@ -198,6 +198,47 @@ def test_table_message_names_the_table_and_the_call():
     (msg, _) = messages(TABLE.format(body="return LOSSES[task](logits, labels, labels >= 0)"), "HPU014")
     assert "in token_loss(), kept in `LOSSES` and called through it in the compiled step() (`LOSSES[task](...)`)" \
         in msg
+
+
+PARTIAL = """\
+import functools
+
+import torch
+
+compile_static = functools.partial(torch.compile, {kw})
+
+
+@compile_static
+def features(x):
+    return x.relu().sum() * {scale}
+
+
+for n in range(4, 40, 3):
+    features(torch.randn(2, n))
+"""
+
+
+@pytest.mark.parametrize("kw, scale, expected", [
+    ("dynamic=False", "2", [("HPU015", 8)]),  # at the decorator: the partial may serve several functions
+    ("dynamic=False", "x.std().item()", [("HPU015", 8), ("HPU012", 10)]),
+    ("mode='max-autotune'", "x.std().item()", [("HPU012", 10)]),  # a compiled region all the same
+    ("mode='max-autotune'", "2", []),  # sizes made dynamic after one recompile
+])
+def test_a_partial_of_torch_compile_as_a_decorator(kw, scale, expected):
+    assert found(PARTIAL.format(kw=kw, scale=scale)) == expected
+
+
+def test_a_partial_of_torch_compile_called_on_a_function():
+    src = PARTIAL.format(kw="dynamic=False", scale="2").replace("@compile_static\n", "").replace(
+        "for n in", "features = compile_static(features)\nfor n in")
+    assert found(src) == [("HPU015", 12)]
+    (msg,) = messages(src, "HPU015")
+    assert msg.startswith("`compile_static` is `functools.partial(torch.compile, dynamic=False)`, and `dynamic=False`")
+
+
+def test_a_partial_of_torch_compile_is_not_lazy_mode_code():
+    assert [f.code for f in lint_source(dedent(PARTIAL.format(kw="dynamic=False", scale="2")), "t.py", Config())] \
+        == ["HPU015"]
 
 
 CONTEXT = """\
