@@ -43,8 +43,10 @@ class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
     summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
-               "more listed values, or grow through its own output fed back; a compiled function fed inputs of 3 "
-               "or more ranks or dtypes; a dict keyed by a size filled in the compiled region")
+               "more listed values, follow the data (a batch padded to its own longest item) or grow through its own "
+               "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
+               "compiled function fed inputs of 3 or more ranks or dtypes; a dict keyed by a size filled in the "
+               "compiled region")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 

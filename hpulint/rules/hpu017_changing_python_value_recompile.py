@@ -72,8 +72,9 @@ class ChangingValueRecompile(LoopCalls):
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
                "dict entry or list that changes, or cycled over 3 or more strings, Enum members, container types "
-               "or dict key sets; appending to an object's list or deque, or torch.tensor() of a list argument, "
-               "in the compiled region; an int bounding a range() loop or indexing a Python list, a float given to "
+               "or dict key sets, or each module of a stack built with different ints; appending to an object's list "
+               "or deque, or torch.tensor() of a list argument (or of a list attribute of one), in the compiled "
+               "region; an int bounding a range() loop or indexing a Python list, a float given to "
                "interpolate/dropout/pad, or a list of strings whose items it reads, changed by the loop; next() of "
                "an itertools.count in the compiled region (recompile per value)")
     triggers = ("compile",)
