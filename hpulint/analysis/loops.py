@@ -382,6 +382,9 @@ def record_call(an, node: cst.Call) -> None:
             an.compiled.append((an.value(node.args[0].value), qn, an.compile_key() != "compile"))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
         an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
+    elif qn in ("functools.partial", "partial") and node.args and an.qualname(node.args[0].value) == "torch.compile":
+        # `compile_static = functools.partial(torch.compile, dynamic=False)`: a compile wrapper
+        an.evidence.setdefault(an.compile_key(), "calls functools.partial(torch.compile, ...)")
     if type(func) is cst.Attribute:
         if name in ("backward", "manual_backward"):
             facts.backward.append(node)

@@ -24,7 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, descendants, names_in
+from hpulint.analysis.syntax import code, descendants, names_in
 from hpulint.rules.compiled_region import compiled_why, recompiles_text
 
 APPENDS_OBJ = (
@@ -130,54 +130,113 @@ def _container(value: cst.BaseExpression, defaults: dict) -> Optional[tuple]:
 
 
 def tensor_of_list(module: cst.Module, definition, callee: str) -> list:
-    """(torch.tensor call, parameter, argument said) for `torch.tensor(p)` in what the compiled
-    ``callee`` runs (``definition``: (FunctionDef, parameters to skip)), where a call of ``callee``
-    in a loop or comprehension passes, for p, a list that its loop makes anew (a list
-    comprehension, or a call of a function of the file that returns one)."""
+    """(torch.tensor call, parameter, argument said) for `torch.tensor(p)` (or `torch.tensor(p.attr)`)
+    in what the compiled ``callee`` runs (``definition``: (FunctionDef, parameters to skip)), where a
+    call of ``callee`` in a loop or comprehension passes, for p, a list that its loop makes anew (a
+    list comprehension, `list(range(n))`, `[v] * n`, `xs[:n]`, or a call of a function of the file
+    that returns one), or objects whose list attribute is made so (`Params(stop=list(range(i)))`)."""
     fn, skip = definition
     if fn is None:
         return []
     params = [p.name.value for p in fn.params.params][skip:]
     made = []
     for n in descendants(fn.body):
-        if type(n) is cst.Call and code(n.func) in LIST_MAKERS and n.args and type(n.args[0].value) is cst.Name \
-                and n.args[0].value.value in params:
-            made.append((n, n.args[0].value.value))
+        if type(n) is not cst.Call or code(n.func) not in LIST_MAKERS or not n.args:
+            continue
+        first = n.args[0].value
+        if type(first) is cst.Name and first.value in params:
+            made.append((n, first.value, None))
+        elif type(first) is cst.Attribute and type(first.value) is cst.Name and first.value.value in params:
+            made.append((n, first.value.value, first.attr.value))
     if not made:
         return []
+    from hpulint.rules.compile_batch_sizes import calls_with_bindings
+
     returns_list = {f.name.value for f in descendants(module) if type(f) is cst.FunctionDef and _returns_list(f)}
     out = []
-    for call, bound in _calls_in_loops(module, callee):
-        for node, param in made:
+    for call, bindings in calls_with_bindings(module, callee):
+        bound = set(bindings)
+        for node, param, attr in made:
             k = params.index(param)
             arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
             if arg is None and k < len(positional):
                 arg = positional[k]
-            if arg is None or not set(names_in(arg)) & bound:
+            if arg is None:
                 continue
-            if type(arg) is cst.ListComp or (type(arg) is cst.Call and type(arg.func) is cst.Name
+            if attr is not None:
+                said = _object_lists(module, arg, attr, bindings)
+                if said is not None:
+                    out.append((node, f"{param}.{attr}", said))
+                continue
+            if not set(names_in(arg)) & bound:
+                continue
+            if _varying_list(arg, bound) or (type(arg) is cst.Call and type(arg.func) is cst.Name
                                              and arg.func.value in returns_list):
                 out.append((node, param, f"`{code(arg)}`"))
     return out
 
 
-def _calls_in_loops(module: cst.Module, callee: str) -> list:
-    """(call, names its loops and comprehensions bind) for each call of ``callee`` inside them."""
-    out = []
-    stack = [(module, frozenset())]
-    while stack:
-        n, bound = stack.pop()
-        if type(n) is cst.For:
-            bound = bound | set(names_in(n.target))
-        elif type(n) in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
-            f = n.for_in
-            while f is not None:
-                bound = bound | set(names_in(f.target))
-                f = f.inner_for_in
-        if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == callee and bound:
-            out.append((n, bound))
-        stack += [(c, bound) for c in child_nodes(n)]
+def _varying_list(v: cst.BaseExpression, names: set) -> bool:
+    """A list whose length follows ``names``: a comprehension over them, `list(range(n))`,
+    `[v] * n`, `xs[:n]`."""
+    if type(v) is cst.ListComp:
+        return bool(set(names_in(v)) & names)
+    if type(v) is cst.Call and type(v.func) is cst.Name and v.func.value in ("list", "tuple") and v.args:
+        return _varying_list(v.args[0].value, names)
+    if type(v) is cst.Call and type(v.func) is cst.Name and v.func.value == "range":
+        return any(set(names_in(a.value)) & names for a in v.args)
+    if type(v) is cst.BinaryOperation and type(v.operator) is cst.Multiply:
+        for seq, times in ((v.left, v.right), (v.right, v.left)):
+            if type(seq) is cst.List and set(names_in(times)) & names:
+                return True
+    if type(v) is cst.Subscript:
+        bounds = [b for el in v.slice if type(el.slice) is cst.Slice for b in (el.slice.lower, el.slice.upper)]
+        return any(b is not None and set(names_in(b)) & names for b in bounds)
+    return False
+
+
+def _object_lists(module: cst.Module, arg: cst.BaseExpression, attr: str, bindings: dict) -> Optional[str]:
+    """How the objects passed as ``arg`` get list attributes of changing length: made by a
+    constructor call with `attr=<a list whose length follows a loop>` (in the call, or in the
+    comprehension that builds what the loop iterates), or listed with 3 or more lengths."""
+    if type(arg) is cst.Call:
+        given = _keyword(arg, attr)
+        if given is not None and _varying_list(given, set(bindings)):
+            return f"`{attr}={code(given)}`"
+        return None
+    if type(arg) is not cst.Name or arg.value not in bindings:
+        return None
+    it = bindings[arg.value]
+    if type(it) is cst.Name:
+        it = _module_value(module, it.value)
+    if type(it) is cst.ListComp and type(it.elt) is cst.Call:
+        targets, f = set(), it.for_in
+        while f is not None:
+            targets |= set(names_in(f.target))
+            f = f.inner_for_in
+        given = _keyword(it.elt, attr)
+        if given is not None and _varying_list(given, targets):
+            return f"the `{attr}` of each `{code(it.elt)}`"
+    if type(it) in (cst.List, cst.Tuple):
+        lengths = {len(g.elements) for el in it.elements if type(el.value) is cst.Call
+                   for g in [_keyword(el.value, attr)] if type(g) in (cst.List, cst.Tuple)}
+        if len(lengths) >= 3:
+            return f"the `{attr}` lists of the objects in `{code(bindings[arg.value])}`, of {len(lengths)} lengths"
+    return None
+
+
+def _keyword(call: cst.Call, name: str):
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _module_value(module: cst.Module, name: str):
+    out = None
+    for st in module.body:
+        for small in st.body if type(st) is cst.SimpleStatementLine else ():
+            if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                    and small.targets[0].target.value == name:
+                out = small.value
     return out
 
 

@@ -18,6 +18,12 @@ Dynamo's own explanations are quoted in the messages).
   for ordinary inputs (see ``warning_on_input``);
 - a call of a function decorated with ``torch.compiler.disable`` ("Skip calling
   `torch.compiler.disable()`d function"): the graph ends before it and resumes after it.
+
+In a ``@contextlib.contextmanager`` generator used as ``with cm():`` in the region, only the
+first of these is a break: Dynamo does not resume inside the context manager, so the function
+running the ``with`` runs eagerly (no graph of its own: "the whole function runs eagerly") and
+the generator's later lines, before or after its ``yield``, are never traced (measured: two clock
+reads around the ``yield``, one break).
 """
 from __future__ import annotations
 
@@ -56,6 +62,16 @@ FIX_WARN = ("Warn in the eager code around the compiled function, or under `if n
 DISABLED_WHY = "it is decorated with `torch.compiler.disable`, and Dynamo never traces such a function"
 FIX_DISABLED = ("Call it in the eager code around the compiled function (on the values it returns), or "
                 "accept the break where the call is rare")
+
+
+CONTEXT_MANAGERS = frozenset({"contextlib.contextmanager", "contextmanager"})
+
+
+def is_context_generator(fn) -> bool:
+    """A generator decorated with `@contextlib.contextmanager` (measured on 2.13: the first graph break
+    in it, before or after its `yield`, makes Dynamo run the function holding the `with` eagerly; the
+    later lines of the generator are never traced, nor is the generator compiled as a frame of its own)."""
+    return fn is not None and any(d in CONTEXT_MANAGERS for d in getattr(fn, "decorators", ()))
 
 
 def untraced(an, node: cst.Call, in_except: bool = False, passed: Optional[set] = None) -> Optional[tuple]:

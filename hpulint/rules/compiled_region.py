@@ -13,6 +13,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, names_in
 from hpulint.analysis.values import DATA, HOST, MASK, TENSOR
 from hpulint.rules.base import Rule
+from hpulint.rules.compile_reach import reached_kind, reached_why
 
 TENSOR_KINDS = frozenset({TENSOR, MASK, HOST})  # under Dynamo a CPU tensor is traced like any other
 COMPILE_CALLS = ("torch.compile",)
@@ -25,8 +26,13 @@ _DYNAMIC_OUT = re.compile(_FLAG.format(name="capture_dynamic_output_shape_ops"))
 
 
 def compiled_why(an, fn) -> Optional[str]:
-    """Why the function runs inside a compiled region (after bind), or None."""
-    return an.compiled_why(fn) if fn is not None and fn.kind == "function" else None
+    """Why the function runs inside a compiled region (after bind), or None: the link's answer
+    (decorated, compiled, called from there), else how Dynamo reaches it otherwise (a property
+    read, a module hook, a table of functions, a `functools.partial` of `torch.compile`:
+    compile_reach)."""
+    if fn is None or fn.kind != "function":
+        return None
+    return an.compiled_why(fn) or reached_why(an, fn)
 
 
 IS_COMPILING = frozenset({"torch.compiler.is_compiling", "torch.compiler.is_dynamo_compiling",
@@ -53,7 +59,10 @@ def where(fn, reason: str) -> str:
 
 
 def is_tensor(an, v) -> bool:
-    return an.kind(v) in TENSOR_KINDS
+    kind = an.kind(v)
+    if kind == "unknown":  # a hook's output, a table function's argument (compile_reach)
+        kind = reached_kind(an, v)
+    return kind in TENSOR_KINDS
 
 
 def maybe_tensor(an, v) -> bool:
@@ -100,6 +109,7 @@ def decorator_call(node: cst.Decorator) -> Optional[cst.Call]:
 # --- calls in loops: what changes from one pass to the next -------------------------------------
 
 SHAPE_FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "arange", "linspace", "randperm"})
+STACKS = frozenset({"stack", "cat", "concat", "vstack", "hstack"})
 SHAPE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "narrow", "new_zeros", "new_ones",
                            "new_empty", "new_full", "unflatten"})
 
@@ -214,6 +224,11 @@ class LoopCalls(Rule):
                     out |= {c for a in sizes for c in names_in(a.value) if c in counters}
                 elif leaf == "full" and n.args:
                     out |= {c for c in names_in(n.args[0].value) if c in counters}
+                elif leaf in STACKS and n.args:
+                    # `torch.stack([torch.randn(d) for _ in range(n)])`: as many rows as the list has
+                    from hpulint.rules.compile_batch_sizes import comprehension_length
+
+                    out |= comprehension_length(n.args[0].value, counters)
                 elif leaf == "pad" and len(n.args) >= 2:
                     # padded by an amount made from the same counters: padded to a target size
                     # (`F.pad(x, (0, bucket - n))`), which follows them only as far as the pad does not
@@ -224,7 +239,7 @@ class LoopCalls(Rule):
                 stack.append(n.func)
             elif type(n) is cst.Subscript:
                 for el in n.slice:
-                    if type(el.slice) is cst.Slice:
+                    if type(el.slice) is cst.Slice and not _fixed_width(el.slice, counters):
                         for b in (el.slice.lower, el.slice.upper):
                             if b is not None:
                                 out |= {c for c in names_in(b) if c in counters}
@@ -267,6 +282,13 @@ def counters_here(an) -> dict:
         if type(node) is cst.For and type(node.target) is cst.Name and literal_ints(node.iter):
             out.setdefault(node.target.value, lp)
     return out
+
+
+def _fixed_width(cut: cst.Slice, counters: dict) -> bool:
+    """`xs[i:i + 4]`: a window that moves with the counter but keeps its length."""
+    lo, hi = cut.lower, cut.upper
+    return lo is not None and type(hi) is cst.BinaryOperation and type(hi.operator) is cst.Add \
+        and code_of(hi.left) == code_of(lo) and not any(c in counters for c in names_in(hi.right))
 
 
 def _cut_of(value: cst.BaseExpression, name: str) -> bool:

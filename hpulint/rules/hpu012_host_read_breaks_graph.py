@@ -36,13 +36,19 @@ from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
 from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_FORK, FIX_LOCK, FORK_WHY, Built,
                                                fork_rng_with, lock_with, module_call, unsupported_call)
-from hpulint.rules.compile_untraced import DISABLED_WHY, FIX_DISABLED, disabled_callee, requires_grad_store, untraced
+from hpulint.rules.compile_untraced import (DISABLED_WHY, FIX_DISABLED, disabled_callee,
+                                            is_context_generator, requires_grad_store, untraced)
 from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
 
 MESSAGE = (
     "{why}, so the graph breaks here on every call (graph break: the graph ends, Python runs it, "
     "the rest compiles as another graph). {fix}"
+)
+CONTEXT_MESSAGE = (
+    "{why}, so the graph breaks here; in a `with` block's context manager Dynamo does not resume: the "
+    "function that runs the `with` runs eagerly (no graph of its own), and the context manager's later lines "
+    "are not traced. {fix}"
 )
 READ = "Dynamo cannot trace a read of a tensor's value to the host"
 UNTRACED = "Dynamo does not trace print and logging calls, whatever they print"
@@ -108,6 +114,7 @@ class HostReadBreaksGraph(Rule):
         self.forked = 0  # depth of `with torch.random.fork_rng():` blocks around the node
         self.fork_withs: set = set()
         self.iters = Iterators()  # iterators made outside functions, host lists (compile_iterators)
+        self.broken: set = set()  # ids of @contextmanager generators with a finding already
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -289,6 +296,16 @@ class HostReadBreaksGraph(Rule):
                          or module_call(fn, built, node.func) is not None,
                          subject=lambda: _callee(an, built, fn, node))
 
+    def _after_first_break(self, fn) -> bool:
+        """A `@contextmanager` generator that already has a finding: Dynamo does not resume
+        inside it after its first break (the later ones are reported in source order)."""
+        if not is_context_generator(fn):
+            return False
+        if id(fn) in self.broken:
+            return True
+        self.broken.add(id(fn))
+        return False
+
     def _hook(self, node: cst.Call) -> None:
         """`t.register_hook(f)` where `f` writes state outside it (compile_hooks)."""
         an = self.an
@@ -325,14 +342,17 @@ class HostReadBreaksGraph(Rule):
         fn = an.function
         stmt = an.statement
         logged = _is_log_statement(an, stmt)
+        template = CONTEXT_MESSAGE if is_context_generator(fn) else MESSAGE
 
         def when():
             reason = compiled_why(an, fn)
             if reason is None or not check():
                 return None
+            if self._after_first_break(fn):
+                return None  # a context manager's later lines: not traced (compile_untraced)
             said, why, *rest = subject() if subject is not None else (what, READ)
             text = f"{said} {where(fn, reason)}: {why}"
-            return text if fix is not None else MESSAGE.format(why=text, fix=rest[0] if rest else FIX_DISABLED)
+            return text if fix is not None else template.format(why=text, fix=rest[0] if rest else FIX_DISABLED)
 
         def autofix():
             if not logged:
@@ -340,7 +360,7 @@ class HostReadBreaksGraph(Rule):
             return move_read_fix(self.module, stmt, fn.node,
                                  lambda d: is_compile_call(an, d.decorator) or an.qualname(d.decorator) == "torch.compile")
 
-        message = MESSAGE.format(why="{why}", fix=fix) if fix is not None else "{why}"
+        message = template.format(why="{why}", fix=fix) if fix is not None else "{why}"
         self.report(node, message, when=when, fix=autofix)
 
 

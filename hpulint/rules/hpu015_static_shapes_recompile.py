@@ -17,6 +17,9 @@ import libcst as cst
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
+from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
+                                               size_values)
+from hpulint.rules.compile_reach import compile_partial
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
                                          input_forms, size_key)
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, counter_values, is_compile_call,
@@ -40,8 +43,10 @@ class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
     summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
-               "more listed values, or grow through its own output fed back; a compiled function fed inputs of 3 "
-               "or more ranks or dtypes; a dict keyed by a size filled in the compiled region")
+               "more listed values, follow the data (a batch padded to its own longest item) or grow through its own "
+               "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
+               "compiled function fed inputs of 3 or more ranks or dtypes; a dict keyed by a size filled in the "
+               "compiled region")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -55,6 +60,8 @@ class StaticShapesRecompile(LoopCalls):
         self.every_call: list = []
         self.every_assign: list = []
         self.every_for: list = []
+        self.partials: dict = {}  # name -> `functools.partial(torch.compile, ...)` call it is bound to
+        self.helper_marks: list = []  # (mark_static call, name, FunctionDef): outside loops, in a function
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
@@ -65,19 +72,32 @@ class StaticShapesRecompile(LoopCalls):
                 and an.loop is not None:
             self.marks.append((node, node.args[0].value.value, an.loop, self.counters_here()))
             return
+        if qn.endswith("mark_static") and node.args and type(node.args[0].value) is cst.Name \
+                and an.function.kind == "function" and type(an.function.node) is cst.FunctionDef:
+            self.helper_marks.append((node, node.args[0].value.value, an.function.node))
+            return
         if is_compile_call(an, node) and node.args:
             name = bound_name(an, node)
             if name is not None:
                 self.compiled[name] = (node, node.args[0].value)
+        partial = self.partials.get(node.func.value) if type(node.func) is cst.Name else None
+        if partial is not None and node.args:  # `encode = compile_static(encode_fn)`
+            name = bound_name(an, node)
+            arg = _static_kw(partial)
+            if name is not None:
+                self.compiled[name] = (node, node.args[0].value)
+                if arg is not None:
+                    self.static.append((arg, partial, name, node))
+            return
         arg = _static_kw(node)
         if arg is None:
             return
         if is_compile_call(an, node):
             name = bound_name(an, node)
             if name is not None:
-                self.static.append((arg, node, name))
+                self.static.append((arg, node, name, arg))
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
-            self.static.append((arg, node, code(node.func.value)))
+            self.static.append((arg, node, code(node.func.value), arg))
 
     def visit_For(self, node: cst.For) -> None:
         self.every_for.append(node)
@@ -85,6 +105,9 @@ class StaticShapesRecompile(LoopCalls):
     def visit_Assign(self, node: cst.Assign) -> None:
         self.every_assign.append(node)
         super().visit_Assign(node)
+        if self.an.function.kind == "module" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and compile_partial(self.an, node.value):
+            self.partials[node.targets[0].target.value] = node.value
         fn = self.an.function
         if fn.kind == "function" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
             t = node.targets[0].target
@@ -101,20 +124,29 @@ class StaticShapesRecompile(LoopCalls):
             if type(call) is cst.Call and is_compile_call(self.an, call):
                 arg = _static_kw(call)
                 if arg is not None:
-                    self.static.append((arg, call, node.name.value))
+                    self.static.append((arg, call, node.name.value, arg))
+            elif type(call) is cst.Name and call.value in self.partials:  # `@compile_static`
+                partial = self.partials[call.value]
+                self.compiled.setdefault(node.name.value, (call, node.name))
+                arg = _static_kw(partial)
+                if arg is not None:
+                    self.static.append((arg, partial, node.name.value, call))
 
     def finish(self) -> None:
         self._forms()
+        self._helper_marks()
         self._size_keys()
-        for arg, call, name in self.static:
+        for arg, call, name, at in self.static:
             hit = self._varying_call(name)
             if hit is not None:
                 what, text, n = hit
                 how = "`dynamic=False` turns off dynamic shapes"
+                if at is not arg:  # a functools.partial of torch.compile, used here
+                    how = f"`{code(at.func) if type(at) is cst.Call else code(at)}` is `{code(call)}`, and " + how
                 msg = MESSAGE.format(how=how, name=f"`{name}`", what=what, arg=text, fix=FIX_FALSE) if n is None \
                     else COUNTED.format(how=how, name=f"`{name}`", what=what, values=recompiles_text(n, self.limit),
                                         arg=text, fix=FIX_FALSE)
-                self.report(arg, msg, fix=_remove_kw_fix(call, arg))
+                self.report(at, msg, fix=_remove_kw_fix(call, arg))
         for node, name, loop, counters in self.marks:
             if (id(loop), name) in self.dynamic_marked:
                 continue
@@ -131,6 +163,33 @@ class StaticShapesRecompile(LoopCalls):
                 msg = COUNTED.format(how=how, name="the compiled function", what="a size",
                                      values=recompiles_text(n, self.limit), arg=", ".join(sorted(shape)), fix=FIX_STATIC)
             self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
+
+    def _helper_marks(self) -> None:
+        """`mark_static(batch, 0)` in a helper on a tensor made from its parameter, the helper called
+        in a loop with sizes that change (compile_batch_sizes)."""
+        for node, name, fn in self.helper_marks:
+            made = marked_parameter(self.an, fn, name)
+            if made is None:
+                continue
+            param, how = made
+            params = [p.name.value for p in fn.params.params]
+            k = params.index(param)
+            for call, bound in calls_with_bindings(self.module, fn.name.value):
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param),
+                           positional[k] if k < len(positional) else None)
+                got = size_values(self.module, arg, bound) if arg is not None else None
+                if got is None or got[1] is not None and got[1] < MANY:
+                    continue
+                said = f"`mark_static` keeps the size of `{name}` static" + \
+                    (f" (`{name}` is `{how}({param})`)" if how else "")
+                text = f"{code(arg)}`, one size per `{', '.join(sorted(got[0]))}"
+                msg = MESSAGE.format(how=said, name=f"`{fn.name.value}`", what="a size", arg=text, fix=FIX_STATIC) \
+                    if got[1] is None else \
+                    COUNTED.format(how=said, name=f"`{fn.name.value}`", what="a size",
+                                   values=recompiles_text(got[1], self.limit), arg=text, fix=FIX_STATIC)
+                self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
+                break
 
     def _forms(self) -> None:
         """A compiled callable fed tensors of 3 or more ranks or dtypes (compile_forms)."""
@@ -195,6 +254,8 @@ class StaticShapesRecompile(LoopCalls):
                 ints = {n for n in _int_names(expr) if n in counters}
                 if self.unbounded(ints, counters):
                     return "an int", code(expr), None
+                if padded_to_longest(self.an, self.module, expr, self.value_in_loop, loop):
+                    return PADDED, code(expr), None
                 grown = grows_through_output(self, call, k, loop)
                 if grown is not None:
                     return grown

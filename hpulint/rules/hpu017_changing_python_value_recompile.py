@@ -16,6 +16,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
 from hpulint.rules.compile_feedback import _definition
+from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
@@ -71,8 +72,9 @@ class ChangingValueRecompile(LoopCalls):
     name = "changing-value-recompile"
     summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
                "dict entry or list that changes, or cycled over 3 or more strings, Enum members, container types "
-               "or dict key sets; appending to an object's list or deque, or torch.tensor() of a list argument, "
-               "in the compiled region; an int bounding a range() loop or indexing a Python list, a float given to "
+               "or dict key sets, or each module of a stack built with different ints; appending to an object's list "
+               "or deque, or torch.tensor() of a list argument (or of a list attribute of one), in the compiled "
+               "region; an int bounding a range() loop or indexing a Python list, a float given to "
                "interpolate/dropout/pad, or a list of strings whose items it reads, changed by the loop; next() of "
                "an itertools.count in the compiled region (recompile per value)")
     triggers = ("compile",)
@@ -206,6 +208,11 @@ class ChangingValueRecompile(LoopCalls):
                 reported.add(callee)
                 self.report(node, APPENDS.format(name=inner, arg=name, fn=callee))
             if grows:
+                continue
+            stacked = module_argument(self.module, fn, call, loop.node, self.limit) if fn is not None else None
+            if stacked is not None:  # each module of a stack built with different ints (compile_module_args)
+                reported.add(callee)
+                self.report(call, stacked)
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
