@@ -79,3 +79,27 @@ def test_an_attribute_cleared_in_the_same_method_is_read_every_call():
 def test_a_test_on_something_else_is_not_a_first_pass_guard():
     src = EVAL.format(reset="pass").replace("if preds is None:", "if batch is None:")
     assert found(src) == ["HPU005@12", "HPU005@14"]
+
+
+LISTS = """
+def evaluate(model, loader):
+    preds = []
+    for batch in loader:
+        logits = model(batch.to("hpu"))
+        {reset}
+        if {test}:
+            preds.append(logits.detach().cpu().numpy())
+        else:
+            preds[0] = np.append(preds[0], logits.detach().cpu().numpy(), axis=0)
+        htcore.mark_step()
+    return preds
+"""
+
+
+def test_an_empty_list_filled_by_its_branch_is_filled_on_the_first_pass_only():
+    assert found(LISTS.format(reset="pass", test="len(preds) == 0")) == ["HPU005@14"]
+    assert found(LISTS.format(reset="pass", test="not preds")) == ["HPU005@14"]
+
+
+def test_a_list_emptied_every_pass_is_filled_every_pass():
+    assert found(LISTS.format(reset="preds.clear()", test="len(preds) == 0")) == ["HPU005@12", "HPU005@14"]

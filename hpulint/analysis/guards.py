@@ -292,8 +292,13 @@ def runs_on(device: str, positive: bool, target: str) -> bool:
 def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode) -> bool:
     """`if preds is None: preds = ...` in a loop, `if self.cache is None: self.cache = ...` (or
     `self._init_cache()`) in a method: the body fills what the test asks for, so it runs on the
-    first pass (the first call) only, unless the loop (the method) sets it back to None."""
+    first pass (the first call) only, unless the loop (the method) sets it back to None. Also
+    `if len(preds) == 0:` (or `if not preds:`) in a loop whose body appends to the list and which
+    never empties it again."""
     test = node.test
+    empty = _emptiness_of(test)
+    if empty is not None:
+        return loop is not None and _appends_to(node, empty) and not _resets(loop, empty, node)
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, cst.Is)
             and _is_none(test.comparisons[0].comparator)):
@@ -319,6 +324,45 @@ def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode)
                   and init.match(small.value.func.attr.value)):
                 fills = True
     return fills and not _sets_none(loop if loop is not None and not is_attr else function, key, node)
+
+
+def _emptiness_of(test: cst.BaseExpression) -> Optional[str]:
+    """`len(preds) == 0` or `not preds`: the name whose emptiness is tested, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            and isinstance(test.expression, cst.Name):
+        return test.expression.value
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.Equal) \
+            and isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "0" \
+            and isinstance(test.left, cst.Call) and isinstance(test.left.func, cst.Name) \
+            and test.left.func.value == "len" and len(test.left.args) == 1 and isinstance(test.left.args[0].value, cst.Name):
+        return test.left.args[0].value.value
+    return None
+
+
+def _appends_to(node: cst.If, name: str) -> bool:
+    """The branch's body appends to the list ``name`` (`all_preds.append(...)`): once filled, the
+    emptiness test fails on every later pass."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+               and _plain_dotted(small.value.func) in (f"{name}.append", f"{name}.extend", f"{name}.insert")
+               for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body)
+
+
+def _resets(scope: cst.CSTNode, name: str, skip: cst.CSTNode) -> bool:
+    """``name = ...`` or ``name.clear()`` somewhere in ``scope`` outside ``skip``: the list can be
+    empty again."""
+    stack = [scope]
+    while stack:
+        n = stack.pop()
+        if n is skip or (n is not scope and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
+            continue
+        if isinstance(n, cst.Assign) and any(_plain_dotted(t.target) == name for t in n.targets):
+            return True
+        if isinstance(n, cst.Call) and _plain_dotted(n.func) in (f"{name}.clear", f"{name}.pop"):
+            return True
+        stack.extend(child_nodes(n))
+    return False
 
 
 def _is_none(node: cst.CSTNode) -> bool:
