@@ -72,14 +72,22 @@ def load_findings(checkout: Path, args) -> list:
 
 
 def keys(findings: list) -> list:
-    """One (path, line, code) per reported place, sorted, paths relative to the checkout."""
+    """One (path, line, code) per reported place, sorted, paths relative to the checkout; a
+    notebook's path names the cell its line counts in (`nb.ipynb#cell29`)."""
     out = set()
     for f in findings:
         path = Path(f["path"]).as_posix()
         if path.startswith("./"):
             path = path[2:]
+        if f.get("cell") is not None:
+            path = f"{path}#cell{f['cell']}"
         out.add((path, int(f["line"]), f["code"]))
     return sorted(out)
+
+
+def _place(path: str, line, code: str) -> tuple:
+    """A place compared without its cell (samples drawn before cells were written lack it)."""
+    return path.split("#cell", 1)[0], int(line), code
 
 
 def repo_name(checkout: Path, given: str | None) -> str:
@@ -139,7 +147,7 @@ def check(args) -> None:
     for i, r in enumerate(rows, start=2):
         if r.get("verdict") not in ("right", "wrong"):
             sys.exit(f"{args.check}:{i}: verdict must be 'right' or 'wrong', got {r.get('verdict')!r}")
-    reported = set(keys(load_findings(Path(args.checkout), args)))
+    reported = {_place(*k) for k in keys(load_findings(Path(args.checkout), args))}
     right = sum(r["verdict"] == "right" for r in rows)
     print(f"{rows[0]['repo']}: {right}/{len(rows)} judged right ({100 * right / len(rows):.0f}%)")
     per_rule = {}
@@ -148,7 +156,7 @@ def check(args) -> None:
     for code in sorted(per_rule):
         c = per_rule[code]
         print(f"  {code}: {c['right']} right, {c['wrong']} wrong")
-    gone = [r for r in rows if (r["path"], int(r["line"]), r["code"]) not in reported]
+    gone = [r for r in rows if _place(r["path"], r["line"], r["code"]) not in reported]
     still = [r for r in rows if r not in gone]
     still_right = sum(r["verdict"] == "right" for r in still)
     print(f"still reported: {len(still)}/{len(rows)}, of which right: {still_right}"
