@@ -6,16 +6,15 @@ Gaudi V-Diffusion model reads ``steps[0]`` and rolls the buffer instead.
 """
 from __future__ import annotations
 
-from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import _arith_of, is_number_arith
+from hpulint.analysis.loops import is_number_arith
 from hpulint.analysis.syntax import code, names_in
-from hpulint.analysis.values import DATA, HOST, SCALAR, SEQ_TENSOR, SIZE, TUPLE
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.loop_constant_fix import roll_rewrite
+from hpulint.rules.loop_constant_reads import FILLED, element_of, fill_value, list_of_objects, self_attributes
 from hpulint.rules.object_counters import MESSAGE as OBJECT_MESSAGE, ObjectCounters, slice_parts
 
 # torch factories whose positional arguments are sizes
@@ -93,7 +92,7 @@ class LoopIteratorConstant(Rule):
             return
         for t in node.targets:
             if type(t.target) is cst.Name:
-                element = _element_of(node.value)
+                element = element_of(node.value)
                 if element is not None:
                     self.aliases[(id(fn), t.target.value)] = id(element)
                 else:
@@ -203,7 +202,7 @@ class LoopIteratorConstant(Rule):
                         return None  # a device tensor index is data
                     if an.is_device_tensor(base):
                         return ""
-                    if _list_of_objects(an.resolve(base)):
+                    if list_of_objects(an.resolve(base)):
                         return None  # one of the tensors a Python list holds: no constant
                     # a host container (a list, a schedule kept on the CPU): the read is a host op,
                     # but its element becomes a constant of the graph it is used in
@@ -222,7 +221,7 @@ class LoopIteratorConstant(Rule):
         cls = an.function.cls
         if cls is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return
-        attrs = [n for n in _self_attributes(node.slice[0].slice.value)]
+        attrs = [n for n in self_attributes(node.slice[0].slice.value)]
         if not attrs:
             return
         base = an.value(node.value)
@@ -286,7 +285,7 @@ class LoopIteratorConstant(Rule):
         func = node.func
         qn = an.qualname(func) or ""
         recv = an.value(func.value) if type(func) is cst.Attribute else None
-        fill = _fill_value(qn, func, node)
+        fill = fill_value(qn, func, node)
         if fill is not None:
             self._fill_arg(node, fill, recv if not qn.startswith("torch.") else None)
         if qn in FILLED:  # torch.full(size, fill_value): only the size shapes the graph
@@ -436,68 +435,3 @@ class LoopIteratorConstant(Rule):
             return None if extra is None else why + extra
 
         self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
-
-
-FILLED = frozenset({"torch.full", "torch.full_like"})
-
-
-def _fill_value(qn: str, func: cst.BaseExpression, node: cst.Call) -> Optional[cst.Arg]:
-    """The fill-value argument of `torch.full(size, v)`, `torch.full_like(x, v)`, `x.new_full(size, v)`
-    or `x.fill_(v)`, if the call is one of those."""
-    if qn in FILLED:
-        position = 1
-    elif type(func) is cst.Attribute and func.attr.value in ("new_full", "fill_") and not qn.startswith("torch."):
-        position = 1 if func.attr.value == "new_full" else 0
-    else:
-        return None
-    for a in node.args:
-        if a.keyword is not None and a.keyword.value == "fill_value":
-            return a
-    positional = [a for a in node.args if a.keyword is None and not a.star]
-    return positional[position] if len(positional) > position else None
-
-
-def _self_attributes(expr: cst.BaseExpression) -> list:
-    """`x` of every `self.x` in an index expression (`self.step_index + 1`)."""
-    out = []
-    stack = [expr]
-    while stack:
-        n = stack.pop()
-        if type(n) is cst.Attribute and type(n.value) is cst.Name and n.value.value == "self":
-            out.append(n.attr.value)
-        elif type(n) is cst.BinaryOperation:
-            stack += (n.left, n.right)
-        elif type(n) is cst.UnaryOperation:
-            stack.append(n.expression)
-    return out
-
-
-def _list_of_objects(res) -> bool:
-    """A Python list built of things that are not numbers (`noise_latents.append(latent)`):
-    indexing it picks an object on the host, and a tensor picked so is no graph constant."""
-    if res.kind == SEQ_TENSOR:
-        return True
-    return res.kind == TUPLE and bool(res.parts) and not any(p.kind in (SCALAR, DATA, SIZE, HOST) for p in res.parts)
-
-
-def _element_of(expr: cst.BaseExpression) -> Optional[cst.Subscript]:
-    """The one element read a value is: `sched[it]`, or number arithmetic on it
-    (`(a + ts[i] / (n - 1) * (b - a)) ** rho`); None for anything else."""
-    if type(expr) is cst.Subscript:
-        return expr if all(type(e.slice) is cst.Index for e in expr.slice) else None
-    if type(expr) not in (cst.BinaryOperation, cst.UnaryOperation) or \
-            not _arith_of(expr, (cst.Name, cst.Integer, cst.Float, cst.Subscript), ("min", "max", "abs"), False):
-        return None
-    reads = []
-    stack = [expr]
-    while stack:
-        x = stack.pop()
-        if type(x) is cst.Subscript:
-            reads.append(x)
-        elif type(x) is cst.BinaryOperation:
-            stack += (x.left, x.right)
-        elif type(x) is cst.UnaryOperation:
-            stack.append(x.expression)
-        elif type(x) is cst.Call:
-            stack += [a.value for a in x.args]
-    return _element_of(reads[0]) if len(reads) == 1 else None
