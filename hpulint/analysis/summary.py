@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 19
+VERSION = 20
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
