@@ -298,7 +298,7 @@ def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode)
     test = node.test
     empty = _emptiness_of(test)
     if empty is not None:
-        return loop is not None and _appends_to(node, empty) and not _resets(loop, empty, node)
+        return loop is not None and _appends_to(node, empty) and not _sets_again(loop, empty, node, emptied=True)
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, cst.Is)
             and _is_none(test.comparisons[0].comparator)):
@@ -323,7 +323,7 @@ def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode)
                   and (_plain_dotted(small.value.func) or "").startswith("self.")
                   and init.match(small.value.func.attr.value)):
                 fills = True
-    return fills and not _sets_none(loop if loop is not None and not is_attr else function, key, node)
+    return fills and not _sets_again(loop if loop is not None and not is_attr else function, key, node)
 
 
 def _emptiness_of(test: cst.BaseExpression) -> Optional[str]:
@@ -349,22 +349,6 @@ def _appends_to(node: cst.If, name: str) -> bool:
                for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body)
 
 
-def _resets(scope: cst.CSTNode, name: str, skip: cst.CSTNode) -> bool:
-    """``name = ...`` or ``name.clear()`` somewhere in ``scope`` outside ``skip``: the list can be
-    empty again."""
-    stack = [scope]
-    while stack:
-        n = stack.pop()
-        if n is skip or (n is not scope and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
-            continue
-        if isinstance(n, cst.Assign) and any(_plain_dotted(t.target) == name for t in n.targets):
-            return True
-        if isinstance(n, cst.Call) and _plain_dotted(n.func) in (f"{name}.clear", f"{name}.pop"):
-            return True
-        stack.extend(child_nodes(n))
-    return False
-
-
 def _is_none(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -381,15 +365,18 @@ def _plain_dotted(node) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def _sets_none(scope: cst.CSTNode, key: str, skip: cst.CSTNode) -> bool:
-    """``key = None`` somewhere in ``scope`` outside ``skip``."""
+def _sets_again(scope: cst.CSTNode, key: str, skip: cst.CSTNode, emptied: bool = False) -> bool:
+    """``key = None`` somewhere in ``scope`` outside ``skip``; with ``emptied``, any ``key = ...``
+    or ``key.clear()``/``key.pop()`` (the list can be empty again)."""
     stack = [scope]
     while stack:
         n = stack.pop()
         if n is skip or (n is not scope and isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda))):
             continue
-        if isinstance(n, cst.Assign) and _is_none(n.value) and any(
+        if isinstance(n, cst.Assign) and (emptied or _is_none(n.value)) and any(
                 _plain_dotted(t.target) == key for t in n.targets):
+            return True
+        if emptied and isinstance(n, cst.Call) and _plain_dotted(n.func) in (f"{key}.clear", f"{key}.pop"):
             return True
         stack.extend(child_nodes(n))
     return False

@@ -214,6 +214,18 @@ def is_model_name(name: str) -> bool:
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 
 
+# class methods that load a library's pretrained object, and the class names that are modules
+# (not a tokenizer, a processor, a scheduler, a config or a pipeline of several modules)
+PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})
+_MODEL_CLASS = re.compile(r"^(?!.*(?:Tokenizer|Processor|Config|Scheduler|Pipeline|Extractor))"
+                          r".*(?:Model|For[A-Z]|UNet|Transformer|Autoencoder|VAE|VQ|Net$|LM$)")
+
+
+def is_model_class_name(name: str) -> bool:
+    """``AutoModelForCausalLM``, ``UNet2DConditionModel``, ``ResNet``: a library class of modules."""
+    return bool(_MODEL_CLASS.search(name))
+
+
 _TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer_?\d*$", re.I)
 
 

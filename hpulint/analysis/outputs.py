@@ -224,6 +224,19 @@ def is_loop_output(an, here, node: cst.CSTNode) -> bool:
     return use == "output" or (use == "return" and _is_bulk(an, node))
 
 
+def run_output(an, v) -> bool:
+    """What a model's `generate()` returns (or a part of it): the tokens of a whole decoding run,
+    copied once per run, not once per step (the decoding steps run inside `generate()`)."""
+    while v is not None:
+        t = v.tag
+        if t == "meth" and v.name == "generate":
+            return an.is_model(v.base)
+        if t not in ("meth", "attr", "elem", "named", "used"):
+            return False
+        v = v.base
+    return False
+
+
 def _is_bulk(an, node: cst.CSTNode) -> bool:
     """A copy of a whole tensor (`.cpu()`, `.numpy()`, `.tolist()`, `.to("cpu")`, `np.array(t)`),
     not the read of one number."""

@@ -11,7 +11,8 @@ import re
 from typing import Optional
 
 from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
-                                    TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_name, is_tokenizer_name)
+                                    PRETRAINED_LOADERS, TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_class_name,
+                                    is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
     CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
     SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Named, Param, Val, by_name, r,
@@ -222,7 +223,7 @@ class Resolver:
             return r(MLOADER if name == "per_device_loader" else k)
         if k == SYM and base.ref:
             got = self.env.ret(base.ref + "." + name)
-            if got.kind == UNKNOWN and name in _LOADERS and _LIBRARY_MODEL.search(base.ref.rsplit(".", 1)[-1]):
+            if got.kind == UNKNOWN and name in PRETRAINED_LOADERS and is_model_class_name(base.ref.rsplit(".", 1)[-1]):
                 return r(MODEL)  # `AutoModelForCausalLM.from_pretrained(...)`: a library's module
             return got
         if k == UNKNOWN:
@@ -324,12 +325,6 @@ def _modules(parts: list) -> R:
                 mods.append(q)
     return R(MODEL, None, tuple(mods[:8])) if mods else r(MODEL)
 
-
-# class methods that load a library's pretrained object, and the class names that are modules
-# (not a tokenizer, a processor, a scheduler, a config or a pipeline of several modules)
-_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})
-_LIBRARY_MODEL = re.compile(r"^(?!.*(?:Tokenizer|Processor|Config|Scheduler|Pipeline|Extractor))"
-                            r".*(?:Model|For[A-Z]|UNet|Transformer|Autoencoder|VAE|VQ|Net$|LM$)")
 
 # a framework's device object moving a tensor (or a batch of them) onto the device
 _TO_DEVICE = re.compile(r"^(?:tensor_|batch_|move_|send_)?to_device$")

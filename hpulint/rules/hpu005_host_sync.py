@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
+from hpulint.analysis.outputs import run_output
 from hpulint.analysis.syntax import keyword
 from hpulint.rules.base import Rule
 
@@ -120,7 +121,7 @@ class HostSyncEveryStep(Rule):
         an = self.an
 
         def is_sync(val=val):
-            if an.is_host(val) or _run_output(an, val):
+            if an.is_host(val) or run_output(an, val):
                 return False
             return an.is_device_tensor(val) if strict else an.kind(val) not in ("scalar", "other", "seq", "none")
 
@@ -154,19 +155,6 @@ class HostSyncEveryStep(Rule):
             return why
 
         self.report(node, MESSAGE.format(what=what, why="{why}"), when=when)
-
-
-def _run_output(an, v) -> bool:
-    """What a model's `generate()` returns (or a part of it): the tokens of a whole decoding run,
-    copied once per run, not once per step (the decoding steps run inside `generate()`)."""
-    while v is not None:
-        t = v.tag
-        if t == "meth" and v.name == "generate":
-            return an.is_model(v.base)
-        if t not in ("meth", "attr", "elem", "named", "used"):
-            return False
-        v = v.base
-    return False
 
 
 def _holds_steps(fn, loop) -> bool:
