@@ -24,6 +24,11 @@ from hpulint.analysis.values import (
 from hpulint.analysis.walker import Walker
 
 
+# code whose target is not known runs on either lazy device: a test that excludes both
+# (`if not (is_xla_tensor(x) or is_hpu_tensor(x)):`) keeps it off every target
+_LAZY_TARGETS = {None: ("hpu", "xla")}
+
+
 class Here(NamedTuple):
     """Where a report was made: its function, loop and the `if` branches around it."""
 
@@ -166,18 +171,25 @@ class Analysis(Walker):
             counters |= lp.counters
         return any(b.in_body and b.once & counters for b in here.branches[step.if_depth:])
 
+    def evaluated_on(self, here: Here, devices: tuple) -> bool:
+        """Whether an operand that runs only after the device tests ``devices`` (each (device,
+        positive), from the operands before it in an `and`/`or`) runs on the target at all."""
+        if not devices:
+            return True
+        target = self.target_of(here.function)
+        return any(all(guards.runs_on(d, p, t) for d, p in devices) for t in _LAZY_TARGETS.get(target, (target,)))
+
     def device_excluded(self, here: Here) -> Optional[str]:
         """The device test that keeps the point off the target device, if any."""
         target = self.target_of(here.function)
-        if target is None:
-            return None
+        targets = _LAZY_TARGETS.get(target, (target,))
         for b in here.branches:
             if b.device is None:
                 continue
             device, positive = b.device
             if not b.in_body:
                 positive = not positive
-            if not guards.runs_on(device, positive, target):
+            if not any(guards.runs_on(device, positive, t) for t in targets):
                 return device
         return None
 

@@ -211,11 +211,16 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
     if type(test) is cst.BooleanOperation:
         left, right = device_predicate(test.left), device_predicate(test.right)
         if type(test.operator) is cst.And:
-            # `use_hpu and x`: the body runs only on that device; `not cuda and not mps`: either
+            # `use_hpu and x`: the body runs only on that device; `not is_xla_tensor(x) and not
+            # is_hpu_tensor(x)`: on neither
             for p in (left, right):
                 if p is not None and p[1]:
                     return p
+            if left is not None and right is not None:
+                return _union(left[0], right[0]), False
             return left or right
+        if left is not None and right is not None and left[1] and right[1]:
+            return _union(left[0], right[0]), True  # `self.tpu or self.hpu`: on either
         return left if left is not None and left == right else None
     if type(test) is cst.Comparison and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
@@ -284,9 +289,15 @@ def _dotted_text(node) -> str:
     return ".".join(reversed(parts))
 
 
+def _union(a: str, b: str) -> str:
+    """Devices joined as "xla|hpu" (one test names both)."""
+    return "|".join(sorted(set(a.split("|")) | set(b.split("|"))))
+
+
 def runs_on(device: str, positive: bool, target: str) -> bool:
-    """Whether a branch guarded by (device, positive) runs on ``target``."""
-    return (device == target) == positive
+    """Whether a branch guarded by (device, positive) runs on ``target`` (``device`` may name
+    several, "xla|hpu")."""
+    return (target in device.split("|")) == positive
 
 
 def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode) -> bool:

@@ -29,9 +29,11 @@ from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
-from hpulint.analysis.values import LOADER, MLOADER, SYM
+from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
+# a function whose loop is a sampling or decoding run (`p_sample_loop_ddim`, `_generate`, `sample`)
+_SAMPLING_FUNCTION = re.compile(r"sampl|generat|denois|beam_search|greedy", re.I)
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
                           r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
@@ -222,7 +224,7 @@ class Linked(TargetsAndRegions):
         while not nested and parent is not None:
             nested = (fid, parent) in loops
             parent = f["loops"][parent]["parent"]
-        if nested or fid in hot:
+        if nested or (fid in hot and not self._samples(info, f, it)):
             return None  # passes inside one step: unrolled into the same graph
         if marks:
             return marks[0]
@@ -252,6 +254,16 @@ class Linked(TargetsAndRegions):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
+
+    @staticmethod
+    def _samples(info: dict, f: dict, it) -> bool:
+        """A sampling or decoding loop in code a model's forward() runs (a generator module whose
+        forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
+        feeds the last pass's output back and shows progress, or the function is named for
+        sampling. Its passes are steps, not layers unrolled into one graph."""
+        if not info["carried"] or (it is not None and it.kind == MODEL):
+            return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
+        return bool(info.get("progress")) or bool(_SAMPLING_FUNCTION.search(f["name"]))
 
     def _hot_and_loops(self) -> None:
         p = self.project

@@ -262,6 +262,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     source = iter_source(an, node.iter)
     loop.iter_value = an.value(source)
     loop.iter_name = last_name(source.func if type(source) is cst.Call else source) or ""
+    loop.progress = _shows_progress(an, node.iter)
     target = node.target.value if type(node.target) is cst.Name else ""
     loop.step_parts = bool(_PARTS_ITERATED.match(loop.iter_name) or _MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
@@ -270,6 +271,20 @@ def bind_for_target(an, node: cst.For, loop) -> None:
         bindings = an.function.bindings
         loop.batch_parts = {e.value.value: bindings.get(e.value.value) for e in node.target.elements
                             if type(e.value) is cst.Name and e.value.value not in loop.counters}
+
+
+_PROGRESS = re.compile(r"tqdm|trange|progress|pbar|^track$", re.I)
+
+
+def _shows_progress(an, it: cst.BaseExpression) -> bool:
+    """`tqdm(...)`, `trange(n)`, `self.progress_bar(timesteps)` around the iterable."""
+    while type(it) is cst.Call:
+        if _PROGRESS.search(last_name(it.func) or ""):
+            return True
+        if not it.args:
+            return False
+        it = it.args[0].value
+    return False
 
 
 def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:
@@ -386,6 +401,8 @@ def record_call(an, node: cst.Call) -> None:
         # `compile_static = functools.partial(torch.compile, dynamic=False)`: a compile wrapper
         an.evidence.setdefault(an.compile_key(), "calls functools.partial(torch.compile, ...)")
     if type(func) is cst.Attribute:
+        if name == "update" and loop is not None and _PROGRESS.search(last_name(func.value) or ""):
+            loop.progress = True  # `progress_bar.update()` once a pass
         if name in ("backward", "manual_backward"):
             facts.backward.append(node)
             an.call_statement[id(node)] = an.statement

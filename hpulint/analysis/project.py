@@ -21,7 +21,7 @@ from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_model_name
 from hpulint.analysis.resolve import Resolver
-from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, Param, Val, from_json, substitute
+from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, CallV, Param, Val, from_json, substitute
 
 
 COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
@@ -199,24 +199,43 @@ class Project(ClassQueries):
                 got.append((c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6], c[7]))
         return got
 
+    def passed(self, param: Param) -> list:
+        """The values the project's callers pass for a parameter, each once; the parameter's
+        default (a class or function it names) for a caller that passes nothing, or when no
+        caller is known."""
+        entry = self.functions.get(param.fid)
+        if entry is None or param.name not in entry[1]["params"]:
+            return []
+        f = entry[1]
+        idx = f["params"].index(param.name)
+        default = f.get("defaults", {}).get(param.name)
+        default = self.val(default, entry[0]) if default is not None else None
+        out: list = []
+        callers = self.callers.get(param.fid, ())[:32]
+        for args, kwargs, shift in callers:
+            v = kwargs.get(param.name)
+            if v is None and 0 <= idx - shift < len(args):
+                v = args[idx - shift]
+            if v is None:
+                v = default
+            if v is not None and v not in out:
+                out.append(v)
+        if not callers and default is not None:
+            out.append(default)
+        return out
+
     def targets(self, callee: Val, name: str = "", depth: int = 0) -> list:
         """Every classification a callee can have: a parameter called (`model(x)` in a sampling
         helper) is what its callers pass, each of them; a callee nothing resolves is a model when
         its name says so."""
         if isinstance(callee, Param) and depth < 3:
-            entry = self.functions.get(callee.fid)
-            out = []
-            if entry is not None and callee.name in entry[1]["params"]:
-                idx = entry[1]["params"].index(callee.name)
-                seen = set()
-                for args, kwargs, shift in self.callers.get(callee.fid, ())[:32]:
-                    v = kwargs.get(callee.name)
-                    if v is None and 0 <= idx - shift < len(args):
-                        v = args[idx - shift]
-                    if v is None or v in seen:
-                        continue
-                    seen.add(v)
-                    out += self.targets(v, name, depth + 1)
+            out = [t for v in self.passed(callee) for t in self.targets(v, name, depth + 1)]
+            if out:
+                return out
+        if callee.tag == "call" and isinstance(callee.base, Param) and depth < 3:
+            # `forward_step = forward_step(model, context)`, then `forward_step(tokens)`: an
+            # instance of the class the callers pass (or the parameter's default) is called
+            out = [t for v in self.passed(callee.base) for t in self.targets(CallV(v), name, depth + 1)]
             if out:
                 return out
         got = self.classify(callee)
@@ -230,8 +249,8 @@ class Project(ClassQueries):
             if fns:
                 return fns
         if got is not None:
-            if got[0] == "fn" and callee.tag != "attr":
-                more = self.alternatives(callee)
+            if got[0] == "fn":
+                more = [m for m in self.alternatives(callee) if m[1] != got[1]]
                 if more:
                     return [got, *more]
             if got[0] == "model" and got[1] is None:
@@ -331,8 +350,11 @@ class Project(ClassQueries):
 
     def alternatives(self, callee: Val, resolver: Optional[Resolver] = None) -> list:
         """The other functions a call of a pick from a table of functions may run
-        (`{"heun": sample_heun, "dpm": sample_dpm}[name](...)`): classify() gives the first."""
-        if callee.tag in ("attr", "k", "self"):
+        (`{"heun": sample_heun, "dpm": sample_dpm}[name](...)`), or a method of an object built
+        from one of several classes may run: classify() gives the first."""
+        if callee.tag == "attr":
+            return self._other_classes(callee, resolver or self.resolve)
+        if callee.tag in ("k", "self"):
             return []
         v = (resolver or self.resolve)(callee)
         if v.kind != SYM or len(v.parts) < 2:
@@ -342,6 +364,35 @@ class Project(ClassQueries):
             c = self._classify_symbol(self.symbol(p.ref), resolver or self.resolve)
             if c is not None and c[1] is not None:
                 out.append(c)
+        return out
+
+    def _other_classes(self, callee: Val, res) -> list:
+        """`self.decoder.update(...)` where `self.decoder` is a `BeamSearchDecoder(...)` on one
+        path and a `GreedyDecoder(...)` on another: the method of each class after the first."""
+        base = callee.base
+        elements = base.tag == "elem"  # `for f in self.logit_filters: f.apply(...)`: each class appended
+        if elements:
+            base = base.base
+        if base.tag == "attr" and base.base.tag == "self":
+            vals = self.class_attr(base.base.cls, base.name)
+        elif base.tag == "join":
+            vals = list(base.parts)
+        else:
+            return []
+        if len(vals) < 2:
+            return []
+        refs: list = []
+        for v in vals:
+            got = res(v)
+            held = (got.parts if got.kind == TUPLE else ()) if elements else (got,)
+            for h in held:
+                if h.kind in (MODEL, INST) and h.ref and h.ref not in refs:
+                    refs.append(h.ref)
+        out = []
+        for ref in refs[1:]:
+            fid = self.method(ref, callee.name)
+            if fid is not None:
+                out.append(("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1))
         return out
 
     def _decorated(self, fid: str, name: str) -> bool:
@@ -360,7 +411,8 @@ class Project(ClassQueries):
                     continue
                 self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))
                 for other in self.alternatives(callee, self.shallow):
-                    self.callers.setdefault(other[1], []).append((args, kwargs, other[2]))
+                    if other[1] != c[1]:
+                        self.callers.setdefault(other[1], []).append((args, kwargs, other[2]))
                 if c[0] == "fn" and c[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
                     # `self.train_loop_fn(loader, epoch)` in a base class calls a subclass's
                     # override too (in another file: the AMP variant of a training script)

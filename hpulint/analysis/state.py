@@ -60,6 +60,7 @@ class ClassInfo:
         self.attrs: dict = {}  # self.<name> -> [Val] assigned in its methods
         self.methods: dict = {}  # name -> fid
         self.counter_attrs: set = set()  # self.<name> += 1 in some method: a counter across calls
+        self.fields: dict = {}  # `net: NetConfig` in the class body -> the instance it declares
 
 
 class Scope:
@@ -76,6 +77,7 @@ class Scope:
         self.bindings: dict = {}  # name -> Val, in source order (the last assignment wins)
         self.params: list = []
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
+        self.defaults: dict = {}  # parameter -> the name its default names (`forward_step=ForwardStep`)
         self.facts = Facts()
         self.returns: list = []  # Vals returned
         self.int_returns: list = []  # per return: the arity of the host int sequence it returns (0: not one)
@@ -120,10 +122,14 @@ class Loop:
         # its passes are the parts of one step, by their names: `for micro_batch_index in range(n)`,
         # `for i in range(num_microbatches - 1)`, `for _ in range(args.gradient_accumulation_steps)`
         self.step_parts = False
+        # it shows progress per pass (`for t in tqdm(timesteps)`, `progress_bar.update()`): a run
+        # of steps a user waits on, not passes unrolled into one graph
+        self.progress = False
         self.batch_parts: dict = {}  # names its target unpacks -> the value each was bound to
         self.moved_parts: set = set()  # the ones the body moves to the device (`x = x.to(device)`)
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
+        self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
         self.block = None  # the Block of its body (definite assignments in the current pass)

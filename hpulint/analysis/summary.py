@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
 
-VERSION = 20
+VERSION = 21
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -52,6 +52,7 @@ def summarize(an) -> dict:
                 "parts": lp.step_parts,
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
+                "progress": lp.progress,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,
             })
@@ -64,6 +65,7 @@ def summarize(an) -> dict:
             "cls": fn.cls.cid if fn.cls is not None else None,
             "params": fn.params,
             "evidence": fn.evidence,
+            "defaults": {k: to_json(v) for k, v in fn.defaults.items()},
             "ret": to_json(ret) if ret is not None else None,
             "marks": body_marks(fn.facts),
             "calls": [_call(c, an.wraps_step) for c in calls],

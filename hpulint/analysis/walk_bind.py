@@ -62,6 +62,14 @@ class Bindings:
         self._note_store(node.target)
 
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
+        ann = node.annotation.annotation
+        if self.scope.kind == "class" and type(node.target) is cst.Name and type(ann) in (cst.Name, cst.Attribute):
+            # a dataclass or pydantic field, `net: DiffusionPriorNetworkConfig`: `self.net` is
+            # an instance of the class it names (when the project defines it)
+            cls = self.current_class
+            declared = self.value(ann)
+            if cls is not None and declared.tag == "sym" and ":" in declared.ref:  # a project class
+                cls.fields[node.target.value] = Ret(declared.ref)
         if node.value is not None:
             self._assign(node.target, self.value(node.value), node.value)
         elif type(node.target) is cst.Name and self._is_tensor_annotation(node.annotation.annotation):
@@ -188,6 +196,8 @@ class Bindings:
             return
         if type(target) is cst.Subscript and type(target.value) is cst.Name:
             self.refine_elements(target.value.value, val)
+            if self.loop is not None:
+                self.loop.mutated.add(target.value.value)  # `tokens[:, step + 1] = nxt`: read next pass
             return
         if type(target) is cst.Attribute and type(target.value) is cst.Name \
                 and target.value.value == "self":
@@ -289,6 +299,15 @@ class Bindings:
         # `alphas[index]` with a parameter (or int arithmetic on one): the link step decides
         # whether a step loop's counter arrives there
         fn = self._function
+        if type(node.value) is cst.Name and len(node.slice) > 1 and any(
+                type(el.slice) is cst.Slice and el.slice.lower is None and el.slice.upper is None
+                for el in node.slice):
+            # `tokens[:, a:b]`: indexed by dimensions, an array (as `x.shape` says)
+            v = self.lookup(node.value.value)
+            if type(v) is Param and v.fid == fn.fid and v.name not in fn.evidence \
+                    and v.name not in ("self", "cls"):
+                fn.evidence[v.name] = "tensor"
+                fn.pcounters.pop(node.value.value, None)
         if not fn.pcounters:
             return
         for el in node.slice:

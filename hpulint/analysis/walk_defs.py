@@ -45,6 +45,11 @@ class Definitions:
         self.blocks.append(Block("body", scope))
 
     def _leave_class(self, node: cst.ClassDef) -> None:
+        cls = self.classes.get(id(node))
+        if cls is not None:
+            for name, declared in cls.fields.items():
+                if name not in cls.attrs:  # (what its methods assign says more than the declaration)
+                    cls.attrs[name] = [declared]
         self.blocks.pop()
         self._pop_scope()
         self.statements.pop()
@@ -80,6 +85,10 @@ class Definitions:
                 scope.bindings[pname] = Sym(cls.cid) if classmethod else Self(cls.cid)
                 continue
             scope.bindings[pname] = Param(fid, pname)
+            if p.default is not None and type(p.default) in (cst.Name, cst.Attribute):
+                default = self.value(p.default)  # (evaluated where the function is defined)
+                if default.tag in ("sym", "attr"):
+                    scope.defaults[pname] = default
             ann = p.annotation.annotation if p.annotation is not None else None
             if ann is not None and self._is_tensor_annotation(ann):
                 scope.evidence[pname] = "tensor"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.guards import device_predicate
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -40,18 +41,20 @@ class DataDependentControlFlow(Rule):
     def _check(self, test: cst.BaseExpression, kind: str) -> None:
         an = self.an
         parts, scans = [], []
-        for p in _operands(test, an):
+        for p, devices in _operands(test, an):
             if type(p) is cst.Comparison and type(p.comparisons[0].operator) in (cst.In, cst.NotIn):
-                scans.append((p.left, an.value(p.left), an.value(p.comparisons[0].comparator)))
+                scans.append((p.left, an.value(p.left), an.value(p.comparisons[0].comparator), devices))
             else:
-                parts.append(an.value(p))
+                parts.append((an.value(p), devices))
         if not parts and not scans:
             return
         here = an.here()
 
         def when():
-            if not any(an.is_device_tensor(p) for p in parts) and not any(
-                    an.is_device_tensor(c) and _numeric(left, lv, an) for left, lv, c in scans):
+            # (an operand after `not is_hpu_tensor(x) and ...` is never evaluated on hpu)
+            if not any(an.is_device_tensor(p) and an.evaluated_on(here, d) for p, d in parts) and not any(
+                    an.is_device_tensor(c) and _numeric(left, lv, an) and an.evaluated_on(here, d)
+                    for left, lv, c, d in scans):
                 return None
             return an.every_step(here)  # not on logging steps only, nor off the target device
 
@@ -61,29 +64,33 @@ class DataDependentControlFlow(Rule):
 def _operands(test: cst.BaseExpression, an):
     """The values whose truth the test takes, through `and`, `or` and `not`; the operands after
     a logging-interval test in an `and` (`step % k == 0 and torch.isnan(loss)`) are read on
-    those steps only, so they are left out."""
-    stack = [test]
+    those steps only, so they are left out. Each comes with the device tests the operands before
+    it must pass for it to be evaluated at all (`not is_hpu_tensor(m) and m.any()`)."""
+    stack = [(test, ())]
     while stack:
-        n = stack.pop()
+        n, devices = stack.pop()
         if type(n) is cst.BooleanOperation:
             if type(n.operator) is cst.And and an.is_interval(n.left):
                 continue
-            stack += (n.left, n.right)
+            first = device_predicate(n.left)
+            if first is not None and type(n.operator) is cst.Or:
+                first = (first[0], not first[1])  # the right side runs when the left is false
+            stack += ((n.left, devices), (n.right, devices + ((first,) if first else ())))
         elif type(n) is cst.UnaryOperation and type(n.operator) is cst.Not:
-            stack.append(n.expression)
+            stack.append((n.expression, devices))
         elif type(n) is cst.Call and n.args and an.qualname(n.func) == "torch.is_nonzero":
-            yield n.args[0].value  # a Python bool read from the tensor's value
+            yield n.args[0].value, devices  # a Python bool read from the tensor's value
         elif type(n) is cst.Call and len(n.args) == 1 and not n.args[0].star and type(n.func) is cst.Name \
                 and n.func.value in ("all", "any", "bool") and an.qualname(n.func) in (None, n.func.value):
             # `if all(eos_reached):` iterates the tensor in Python: every element read on the host
-            yield n.args[0].value
+            yield n.args[0].value, devices
         elif type(n) is cst.Comparison and len(n.comparisons) == 1 \
                 and type(n.comparisons[0].operator) in (cst.In, cst.NotIn):
             # `0.0 in mask`, `self.pad_token_id in labels`: Python scans the tensor's values; a
             # key (`name in outputs`, `"k" in batch`) is looked up in a dict or a model output
-            yield n  # (decided once the project is linked: see _check)
+            yield n, devices  # (decided once the project is linked: see _check)
         else:
-            yield n
+            yield n, devices
 
 
 def _numeric(node: cst.BaseExpression, value, an) -> bool:
