@@ -80,6 +80,8 @@ def _value(an, node) -> Val:
     if tp is cst.UnaryOperation:
         if type(node.operator) is cst.Not:
             return V_SCALAR
+        if type(node.operator) is cst.BitInvert:
+            return Arith((value(an, node.expression),), "invert")  # `~valid`: a mask's complement
         return value(an, node.expression)
     if tp is cst.BooleanOperation:
         return join((value(an, node.left), value(an, node.right)))
@@ -306,10 +308,15 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return value(an, call.args[0].value) if call.args else V_OTHER
     if qn in MASK_FUNCTIONS:  # torch.isnan(x): x is a tensor, whatever else is known of it
         return Arith(_arg_values(an, call), "torchmask")
+    if qn in ("torch.repeat_interleave", "torch.flip", "torch.roll") and call.args:
+        return value(an, call.args[0].value)  # the same values, repeated or moved
     if qn in HOST_FACTORIES:
         device = keyword(call, "device")
         if device is not None:
-            return V_HOST if _is_cpu(an, device) else V_TENSOR
+            if _is_cpu(an, device):
+                return V_HOST
+            dtype = keyword(call, "dtype")  # `torch.full(shape, False, dtype=torch.bool, device=d)`
+            return V_MASK if dtype is not None and an.qualname(dtype) == "torch.bool" else V_TENSOR
         if qn in CONVERSIONS or not an.default_device_set:
             return V_HOST
         return V_TENSOR
@@ -405,7 +412,7 @@ def mask_value(v: Val) -> bool:
     if v is V_MASK:
         return True
     if isinstance(v, Arith):
-        return v.op in ("cmp", "torchmask")
+        return v.op in ("cmp", "torchmask", "invert")
     if isinstance(v, Meth):
         return v.name in MASK_METHODS
     if isinstance(v, Join):

@@ -25,7 +25,7 @@ import os
 import re
 from typing import Optional
 
-from hpulint.analysis.names import STEP_HOOKS
+from hpulint.analysis.names import STEP_HOOKS, is_model_name
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
@@ -102,7 +102,10 @@ class Linked(TargetsAndRegions):
 
     def called(self, fid: str) -> str:
         """`name()` of a called function in a reason, or "a lambda"."""
-        name = self.project.functions[fid][1]["name"]
+        f = self.project.functions[fid][1]
+        name = f["name"]
+        if name == "__call__" and f.get("cls") in self.project.classes:
+            return f"{self.project.classes[f['cls']][1]['name']}.__call__()"  # an instance called
         return "a lambda" if name == "<lambda>" else f"{name}()"
 
     def _classify_sites(self) -> None:
@@ -132,8 +135,11 @@ class Linked(TargetsAndRegions):
         """The calls a function makes once per call of it: its body's, and those in its loops over
         the parts of one step (micro-batches: `for micro_batch_index in range(n):`)."""
         out = self._own(fid, -1)
+        mod = self.project.functions[fid][0]
         for i, info in enumerate(self.project.functions[fid][1]["loops"]):
-            if info["parts"]:
+            if info["parts"] or (info["iter"] is not None and self.project.resolve(
+                    self.project.val(info["iter"], mod)).kind == MODEL):
+                # (`for m in self.models: m.decode(x)`: an ensemble's members, each once a call)
                 out = out + self._own(fid, i)
         return out
 
@@ -232,6 +238,10 @@ class Linked(TargetsAndRegions):
             # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
             # a step before saving does not make the epoch one step
             return None
+        if (it is not None and it.kind == MODEL) or self._numbers_models(fid, info):
+            # `for chunk in model_chunks: chunk.disable_hooks()`, `for k in range(len(unets)):
+            # train(unet_number=k)`: each pass one of the modules, the same set every step
+            return None
         own = self._own(fid, index)
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
             return "iterates a data loader"  # one batch a pass: whatever its callees do inside
@@ -254,6 +264,18 @@ class Linked(TargetsAndRegions):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
+
+    def _numbers_models(self, fid: str, info: dict) -> bool:
+        j = info.get("len_of")
+        if j is None:
+            return False
+        p = self.project
+        v = p.val(j, p.functions[fid][0])
+        name = v.name.split("_", 1)[1] if v.tag == "attr" and v.name.startswith(("num_", "n_")) else \
+            v.name if v.tag == "attr" else ""
+        if name.endswith("s") and is_model_name(name[:-1]):
+            return True  # `decoder.unets`, `trainer.num_unets`: a collection of modules by its name
+        return p.resolve(v).kind == MODEL
 
     @staticmethod
     def _samples(info: dict, f: dict, it) -> bool:
@@ -321,7 +343,8 @@ class Linked(TargetsAndRegions):
             f = self.project.functions[fid][1]
             for j in sorted(self._inner_loops(fid, i) - {i}):
                 info = f["loops"][j]
-                if info["collection"] or info["parts"] or info["marks"] or (fid, j) in loops:
+                if info["collection"] or info["parts"] or info["marks"] or (fid, j) in loops \
+                        or self._numbers_models(fid, info):
                     continue
                 why = self._model_call(fid, j, with_counter=True)
                 if why is not None:

@@ -263,6 +263,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.iter_value = an.value(source)
     loop.iter_name = last_name(source.func if type(source) is cst.Call else source) or ""
     loop.progress = _shows_progress(an, node.iter)
+    loop.len_of = _range_len_of(an, source)
     target = node.target.value if type(node.target) is cst.Name else ""
     loop.step_parts = bool(_PARTS_ITERATED.match(loop.iter_name) or _MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
@@ -285,6 +286,26 @@ def _shows_progress(an, it: cst.BaseExpression) -> bool:
             return False
         it = it.args[0].value
     return False
+
+
+def _range_len_of(an, source: cst.BaseExpression):
+    """`range(len(decoder.unets))`, `range(1, len(models) + 1)`: the value whose items the counter
+    numbers (the link step decides whether those are modules), else None."""
+    if type(source) is not cst.Call or an.qualname(source.func) != "range":
+        return None
+    for a in source.args:
+        for n in _leaves(a.value):
+            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "len" and len(n.args) == 1:
+                return an.value(n.args[0].value)
+            if type(n) is cst.Attribute and n.attr.value.startswith(("num_", "n_")):
+                return an.value(n)  # `range(1, trainer.num_unets + 1)`: its name says what it counts
+    return None
+
+
+def _leaves(node: cst.BaseExpression) -> list:
+    if type(node) is cst.BinaryOperation:
+        return _leaves(node.left) + _leaves(node.right)
+    return [node]
 
 
 def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:

@@ -135,8 +135,16 @@ TENSOR_HOST_ATTRIBUTES = frozenset({"device", "dtype", "layout", "requires_grad"
 
 
 def is_flag_name(name: str) -> bool:
-    """`is_quantized`, `_is_owner`, `has_bias`: a name that reads as a Python bool."""
-    return name.lstrip("_").startswith(("is_", "has_"))
+    """`is_quantized`, `_is_owner`, `has_bias`, `was_step_applied`: a name that reads as a
+    Python bool."""
+    return name.lstrip("_").startswith(("is_", "has_", "was_", "should_"))
+def is_housekeeping_name(name: str) -> bool:
+    """`load_checkpoint`, `save_pretrained`, `disable_forward_pre_hook`, `set_states`: a method of
+    a model that manages it (weights, hooks, state) rather than running it on data."""
+    return is_flag_name(name) or name.lstrip("_").startswith((
+        "load_", "save_", "set_", "get_", "register_", "enable_", "disable_", "reset_", "init_", "zero_"))
+
+
 # methods of an nn.Module that are not a forward pass: what they return
 MODULE_METHODS = {
     "to": "model", "cuda": "model", "cpu": "model", "train": "model", "eval": "model",

@@ -19,7 +19,7 @@ from typing import Optional
 
 from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
-from hpulint.analysis.names import MODULE_METHODS, is_model_name
+from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_name
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, CallV, Param, Val, from_json, substitute
 
@@ -313,7 +313,7 @@ class Project(ClassQueries):
                     return ("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1)
                 # not a method: an attribute called (`self.encoder(x)`, `self.act(x)`)
                 return self._classify_value(res(callee), callee, res)
-            if base.kind == MODEL and name not in MODULE_METHODS:
+            if base.kind == MODEL and name not in MODULE_METHODS and not is_housekeeping_name(name):
                 return ("model", None, 1)  # a method of a library model: model.decode(z)
             return None
         return self._classify_value(res(callee), callee, res)

@@ -11,7 +11,7 @@ import re
 from typing import Optional
 
 from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_METHODS, TENSOR_ATTRIBUTES,
-                                    PRETRAINED_LOADERS, TENSOR_HOST_ATTRIBUTES, is_flag_name, is_model_class_name,
+                                    PRETRAINED_LOADERS, TENSOR_HOST_ATTRIBUTES, is_flag_name, is_housekeeping_name, is_model_class_name,
                                     is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
     CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
@@ -205,8 +205,8 @@ class Resolver:
                 got = self.env.meth(base.ref, name)
                 if got.kind != UNKNOWN or self.env.has_method(base.ref, name):
                     return got  # the project's own method: what it returns, even unknown
-            if is_flag_name(name) or name.lstrip("_").startswith("get_"):
-                return R_UNKNOWN  # model.is_training(), model._get_name()
+            if is_housekeeping_name(name):
+                return R_UNKNOWN  # model.is_training(), model._get_name(), engine.load_checkpoint()
             return r(TENSOR)  # model.decode(z), model.generate(...): outputs
         if k == INST and base.ref:
             if self.env.has_method(base.ref, name):
@@ -260,6 +260,10 @@ class Resolver:
             return r(HOST) if HOST in kinds else r(TENSOR)
         if op == "torchmask":
             return r(HOST) if HOST in kinds and not device else r(MASK)
+        if op == "invert":
+            # `~keep` of a device tensor: a boolean mask's complement (an integer tensor's bitwise
+            # not is rare in model code); of a Python int, an int
+            return r(MASK) if device else parts[0] if parts else R_UNKNOWN
         if device:
             return r(MASK if op == "cmp" or kinds <= {MASK} else TENSOR)
         if HOST in kinds:
@@ -275,6 +279,11 @@ class Resolver:
         real = [p for p in parts if p.kind not in (NONE, UNKNOWN)]
         if not real:
             return r(NONE) if parts and all(p.kind == NONE for p in parts) else R_UNKNOWN
+        if len(real) > 1 and all(p.kind == TUPLE and len(p.parts) == len(real[0].parts) for p in real):
+            # `return probs, attn` on one path, `return avg_probs, avg_attn` on another: each
+            # position is what any path puts there
+            return R(TUPLE, None, tuple(Resolver._join([p.parts[i] for p in real])
+                                        for i in range(len(real[0].parts))))
         dev = [p for p in real if p.kind in DEVICE_TENSORS]
         if dev and any(p.kind == MODEL for p in real):
             # `model = fabric.to_device(model)` on one path, `GPT(config)` on another: a module
@@ -294,11 +303,22 @@ class Resolver:
                 return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
         if real[0].kind == MODEL and real[0].ref is None and len(real) > 1:
-            # `self.layers = nn.ModuleList()`, then `self.layers.append(Block(...))` in a loop:
-            # a container of what is appended to it
-            held = [p for p in real if p.kind == MODEL] + [q for p in real if p.kind == TUPLE for q in p.parts]
-            return _modules(held)
+            if any(p.kind == TUPLE for p in real):
+                # `self.layers = nn.ModuleList()`, then `self.layers.append(Block(...))` in a loop:
+                # a container of what is appended to it
+                held = [p for p in real if p.kind == MODEL] + [q for p in real if p.kind == TUPLE for q in p.parts]
+                return _modules(held)
+            # `teacher = teacher_model` (any module) or `Teacher(teacher_model)`: the project's
+            # class says what its methods are
+            specific = next((p for p in real if p.kind == MODEL and p.ref), None)
+            if specific is not None:
+                return specific
         if real[0].kind == SEQ:
+            # `self.model = models if isinstance(models, Ensemble) else Ensemble(models)`: the
+            # project's module class (a list of models is what it wraps)
+            wrapper = next((p for p in real if p.kind == MODEL and p.ref), None)
+            if wrapper is not None:
+                return wrapper
             # `self.slots = []`, then `self.slots.append(Slot(...))`: a list of what it is given
             return next((p for p in real if p.kind == TUPLE), real[0])
         return real[0]
@@ -332,7 +352,8 @@ _TO_DEVICE = re.compile(r"^(?:tensor_|batch_|move_|send_)?to_device$")
 _SAME_DTYPE = frozenset({"squeeze", "unsqueeze", "view", "reshape", "flatten", "t", "transpose", "permute",
                          "contiguous", "clone", "detach", "expand", "expand_as", "repeat", "cuda", "flip",
                          "roll", "narrow", "select", "index_select", "gather", "__invert__", "logical_not",
-                         "view_as", "reshape_as", "squeeze_", "unsqueeze_"})
+                         "view_as", "reshape_as", "squeeze_", "unsqueeze_", "scatter", "scatter_",
+                         "masked_fill", "masked_fill_", "index_fill", "index_fill_", "repeat_interleave"})
 
 # methods only a module has (a tensor has none of them): an unknown receiver is a model
 MODEL_ONLY_METHODS = frozenset({"eval", "train", "parameters", "named_parameters", "buffers", "named_buffers",

@@ -53,6 +53,7 @@ def summarize(an) -> dict:
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
                 "progress": lp.progress,
+                "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,
             })

@@ -232,7 +232,7 @@ class Arith(Val):
     comparison: a mask when a part is a tensor), "torch" (a torch function: a tensor, on the host
     when its tensor arguments are), "torchmask" (``torch.isnan(x)``: a mask, its argument a tensor
     whatever else is known of it), "num" (``int(x)``, ``len(x)``: a Python number, read from the
-    device when a part is a device tensor)."""
+    device when a part is a device tensor), "invert" (``~m``: a mask when ``m`` is a device tensor)."""
 
     __slots__ = ("parts", "op")
     tag = "arith"
