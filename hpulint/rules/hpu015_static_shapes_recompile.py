@@ -17,6 +17,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
+from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
@@ -46,7 +47,7 @@ class StaticShapesRecompile(LoopCalls):
                "more listed values, follow the data (a batch padded to its own longest item) or grow through its own "
                "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
                "compiled function fed inputs of 3 or more ranks or dtypes; a dict keyed by a size filled in the "
-               "compiled region")
+               "compiled region; a buffer re-registered larger in the compiled region when an input is longer")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -62,6 +63,7 @@ class StaticShapesRecompile(LoopCalls):
         self.every_for: list = []
         self.partials: dict = {}  # name -> `functools.partial(torch.compile, ...)` call it is bound to
         self.helper_marks: list = []  # (mark_static call, name, FunctionDef): outside loops, in a function
+        self.classes: dict = {}  # class name -> ClassDef (compile_grown_cache)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
@@ -98,6 +100,17 @@ class StaticShapesRecompile(LoopCalls):
                 self.static.append((arg, node, name, arg))
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
             self.static.append((arg, node, code(node.func.value), arg))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.setdefault(node.name.value, node)
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if n > self.table.shape[0]: self.register_buffer("table", ...)` in the region (compile_grown_cache)."""
+        an = self.an
+        cls = an.current_class
+        hit = grown_cache(an, node, self.classes.get(cls.name) if cls is not None else None, self.limit, self.code)
+        if hit is not None:
+            self.report(hit[0], "{why}", when=hit[1])
 
     def visit_For(self, node: cst.For) -> None:
         self.every_for.append(node)
