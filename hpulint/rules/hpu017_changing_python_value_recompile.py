@@ -16,6 +16,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
 from hpulint.rules.compile_feedback import _definition
+from hpulint.rules.compile_list_args import list_argument
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
@@ -76,7 +77,8 @@ class ChangingValueRecompile(LoopCalls):
                "or deque, or torch.tensor() of a list argument (or of a list attribute of one), in the compiled "
                "region; an int bounding a range() loop or indexing a Python list, a float given to "
                "interpolate/dropout/pad, or a list of strings whose items it reads, changed by the loop; next() of "
-               "an itertools.count in the compiled region (recompile per value)")
+               "an itertools.count in the compiled region; a list of ints drawn at random each pass, or a list attribute "
+               "the loop appends to (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -213,6 +215,11 @@ class ChangingValueRecompile(LoopCalls):
             if stacked is not None:  # each module of a stack built with different ints (compile_module_args)
                 reported.add(callee)
                 self.report(call, stacked)
+                continue
+            listed = list_argument(loop, call, callee, self.value_in_loop, self.limit)
+            if listed is not None:  # a list of ints drawn at random, a list attribute grown (compile_list_args)
+                reported.add(callee)
+                self.report(call, listed)
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
