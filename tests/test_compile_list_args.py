@@ -50,6 +50,40 @@ def test_a_list_of_ints_drawn_at_random(draw, expected):
     assert found(DRAWN.format(draw=draw)) == expected
 
 
+@pytest.mark.parametrize("use, expected", [
+    ("x[:, cols].sum()", [("HPU017", 13)]),
+    ("x.sum() * sum(cols)", []),  # arithmetic: made dynamic (3 graphs measured), not a storm
+    ("x[:, torch.tensor(cols)].sum()", []),  # a tensor made inside: the same
+])
+def test_a_drawn_list_is_reported_where_it_indexes(use, expected):
+    src = DRAWN.format(draw="random.sample(range(24), 18)").replace("x[:, cols].sum()", use)
+    assert found(src) == expected
+
+
+def test_a_drawn_list_given_to_a_helper_that_indexes():
+    src = """\
+    import random
+
+    import torch
+
+
+    def keep(x, columns):
+        out = torch.zeros_like(x)
+        out[:, columns] = x[:, columns]
+        return out
+
+
+    @torch.compile
+    def step(x, columns):
+        return keep(x, columns).sum()
+
+
+    for _ in range(12):
+        step(torch.randn(4, 24), sorted(random.sample(range(24), 18)))
+    """
+    assert found(src) == [("HPU017", 18)]
+
+
 def test_the_drawn_list_message_says_what_to_pass():
     [msg] = messages(DRAWN.format(draw="random.sample(range(24), 18)"), "HPU017")
     assert "`cols` is a list of ints drawn at random" in msg and "`torch.tensor(cols)`" in msg

@@ -47,8 +47,8 @@ VALUE = (
 SIZE = (
     "`{arg}` grows in the loop ({how}) and goes to the compiled `{name}`, where the branch on `{test}` in "
     "{fn}() tests its size: Dynamo makes the growing size dynamic after one recompile, then guards on the "
-    "branch's test, so the side the longer inputs take is one more graph (3 graphs, not 2). Test a tensor instead (`cur_len`, "
-    "with `torch.where`), or keep the input at its full length and pass the current length in"
+    "branch's test, so the side the longer inputs take is one more graph (3 graphs, not 2). Test a tensor "
+    "instead (`cur_len`, with `torch.where`), or keep the input at its full length and pass the current length in"
 )
 
 

@@ -2,12 +2,15 @@
 (beyond a list name the loop appends to, which HPU017 knows itself):
 
 - **a list of ints drawn at random each pass** (`random.sample(...)`, `random.choices(...)`, through
-  `sorted()`/`list()`, or `.tolist()` of a torch random draw such as `torch.randperm(n)[:k]`): Dynamo
-  guards on the values of a list of ints (they are constants of the graph, used as indices), so every
-  call recompiles and after ``recompile_limit`` (8) the function runs eagerly. Measured on torch 2.13
-  (docs/compile-target.md): 12 calls, 8 graphs, 7 recompiles and an eager fallback, for
-  `random.sample` and for `torch.randperm(n)[:k].tolist()`; the same draw passed as a tensor
-  (`torch.tensor(random.sample(...))`): 1 graph.
+  `sorted()`/`list()`, or `.tolist()` of a torch random draw such as `torch.randperm(n)[:k]`) that the
+  compiled function (or a function of the file it passes it to) indexes a tensor with
+  (`x[:, cols]`, `mask[cols] = 1.0`): used as indices the ints are constants of the graph, guarded
+  by value, so every call recompiles and after ``recompile_limit`` (8) the function runs eagerly.
+  Measured on torch 2.13 (docs/compile-target.md): 12 calls, 8 graphs, 7 recompiles and an eager
+  fallback, for `random.sample` and for `torch.randperm(n)[:k].tolist()`; the same draw passed as a
+  tensor (`torch.tensor(random.sample(...))`): 1 graph; the list used in arithmetic
+  (`sum(cols)`) or turned into a tensor inside (`x[:, torch.tensor(cols)]`): made dynamic, 3 graphs,
+  not reported.
 - **a list kept on an object and appended to in the loop** (`self.history.append(out)`, then
   `self.update(self.history, x)`): Dynamo guards on a list's length, so each new length is a graph:
   12 calls of a list that keeps growing, 8 graphs and an eager fallback; cut to its last k items
@@ -47,14 +50,21 @@ WINDOW = (
 )
 
 
-def list_argument(loop, call: cst.Call, name: str, value_in_loop, limit: int) -> Optional[str]:
+def list_argument(rule, loop, call: cst.Call, name: str) -> Optional[str]:
     """The message for a list argument of ``call`` (a call of the compiled ``name`` in ``loop``)
-    that changes from one call to the next, or None. ``value_in_loop(name, loop)`` is what the
-    loop last assigned to a name."""
+    that changes from one call to the next, or None (``rule``: HPU017, a LoopCalls)."""
+    from hpulint.rules.compile_dynamic_branch import compiled_def
+
+    limit = rule.limit
+    fdef, skip = compiled_def(rule, name)
+    params = [p.name.value for p in fdef.params.params][skip:] if fdef is not None else []
+    positional = [a for a in call.args if a.keyword is None and not a.star]
     for a in call.args:
         expr = a.value
-        drawn = _drawn(expr) or (_drawn(value_in_loop(expr.value, loop)) if type(expr) is cst.Name else None)
-        if drawn is not None:
+        drawn = _drawn(expr) or (_drawn(rule.value_in_loop(expr.value, loop)) if type(expr) is cst.Name else None)
+        k = positional.index(a) if a in positional else -1
+        param = a.keyword.value if a.keyword is not None else params[k] if 0 <= k < len(params) else None
+        if drawn is not None and param is not None and _indexes_with(rule.module, fdef, param):
             how = "" if drawn is expr else f" (`{code(drawn)}` in the loop)"
             return DRAWN.format(arg=code(expr), how=how, name=name, limit=limit)
         if type(expr) is cst.Attribute:
@@ -62,6 +72,33 @@ def list_argument(loop, call: cst.Call, name: str, value_in_loop, limit: int) ->
             if msg is not None:
                 return msg
     return None
+
+
+def _indexes_with(module, fdef, param: str, depth: int = 0) -> bool:
+    """The function (or a module-level function it passes the list to) indexes a tensor with the
+    list: `x[:, cols]`, `mask[cols] = 1.0` (used in arithmetic or given to `torch.tensor()`, a
+    list of ints is made dynamic after one recompile instead: measured, 3 graphs)."""
+    if fdef is None or depth > 2:
+        return False
+    defs = {n.name.value: n for n in module.body if type(n) is cst.FunctionDef} if module is not None else {}
+    for n in _walk(fdef.body):
+        if type(n) is cst.Subscript and any(_names(el.slice, param) for el in n.slice):
+            return True
+        if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in defs:
+            callee = defs[n.func.value]
+            names = [p.name.value for p in callee.params.params]
+            for i, arg in enumerate(x for x in n.args if x.keyword is None and not x.star):
+                if type(arg.value) is cst.Name and arg.value.value == param and i < len(names) \
+                        and _indexes_with(module, callee, names[i], depth + 1):
+                    return True
+    return False
+
+
+def _names(node, name: str) -> bool:
+    """`name` itself, or an element of a tuple index (`x[:, cols]`)."""
+    if type(node) is cst.Index:
+        node = node.value
+    return type(node) is cst.Name and node.value == name
 
 
 def _drawn(expr) -> Optional[cst.Call]:

@@ -225,7 +225,7 @@ class ChangingValueRecompile(LoopCalls):
                 reported.add(callee)
                 self.report(call, stacked)
                 continue
-            listed = list_argument(loop, call, callee, self.value_in_loop, self.limit)
+            listed = list_argument(self, loop, call, callee)
             if listed is not None:  # a list of ints drawn at random, a list attribute grown (compile_list_args)
                 reported.add(callee)
                 self.report(call, listed)
