@@ -147,9 +147,9 @@ class LoopCalls(Rule):
                 self.rebound.setdefault(id(loop), set()).add(t.target.value)
                 if _cut_of(node.value, t.target.value):
                     self.grown.setdefault(id(loop), {})[t.target.value] = f" = {code_of(node.value)}"
-            elif type(t.target) is cst.Subscript and type(t.target.value) is cst.Name \
+            elif type(t.target) is cst.Subscript and type(t.target.value) is cst.Name and len(t.target.slice) == 1 \
                     and any(n in self.counters_here() for el in t.target.slice for n in names_in(el.slice)):
-                # a new key every pass: `feats[f"f{i}"] = ...`
+                # a new key every pass: `feats[f"f{i}"] = ...` (one index: `tokens[:, i] = ...` is a tensor's)
                 self.grown.setdefault(id(loop), {})[t.target.value.value] = f"[{code_of(t.target.slice[0].slice)}] = ..."
             elif type(t.target) in (cst.Tuple, cst.List) and type(node.value) in (cst.Tuple, cst.List) \
                     and len(t.target.elements) == len(node.value.elements):

@@ -31,6 +31,8 @@ import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
+from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
+                                         under_logger_test)
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
@@ -94,13 +96,15 @@ class HostReadBreaksGraph(Rule):
                "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
                "gc.collect, a lock, fork_rng, a packed sequence, an RNN or fake-quantize module, a sparse tensor, an "
                "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
-               "sort of numbers read from a tensor inside a torch.compile'd function (graph break)")
+               "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter() or a "
+               "tensor slice bound inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
                 "enerator", "requires_grad", "warn(", "disable", "rng_state", "GRU", "LSTM", "RNN", "quantiz",
                 "Lock", "GradScaler", "zero_grad", "state_dict", "add_param_group", "gc.", "sparse", "__getattr__",
-                "register_hook", "fork_rng", "pack_", "next(", "DataLoader", "sort")
+                "register_hook", "fork_rng", "pack_", "next(", "DataLoader", "sort", "isEnabledFor", "getEffectiveLevel",
+                "Parameter", "narrow", "compile")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -115,6 +119,7 @@ class HostReadBreaksGraph(Rule):
         self.fork_withs: set = set()
         self.iters = Iterators()  # iterators made outside functions, host lists (compile_iterators)
         self.broken: set = set()  # ids of @contextmanager generators with a finding already
+        self.bounded: set = set()  # ids of statements with a slice-bound finding
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -212,7 +217,7 @@ class HostReadBreaksGraph(Rule):
             elif method == "tolist" and not node.args:
                 # (`.numpy()` is not a break: Dynamo traces NumPy code on tensors, torch._numpy)
                 self._report(node, "`.tolist()`", FIX_RETURN, lambda: maybe_tensor(an, recv))
-            elif method in LOG_METHODS and _is_logger(an, func.value):
+            elif method in LOG_METHODS and is_logger(an, func.value):
                 self._print(node, "logging")
             elif method == "register_hook" and node.args:
                 self._hook(node)
@@ -222,6 +227,8 @@ class HostReadBreaksGraph(Rule):
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
+            elif method == "narrow":
+                self._bounds(node, narrow_bounds(node))
             else:
                 self._calls(node)
             return
@@ -256,13 +263,30 @@ class HostReadBreaksGraph(Rule):
                 said, why, fix, check = hit
                 self._report(t.target, said, fix, check, subject=lambda said=said, why=why: (said, why))
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """`x[:, :n]` with a tensor `n` (compile_calls)."""
+        self._bounds(node, slice_bounds(node))
+
+    def _bounds(self, node: cst.CSTNode, bounds: list) -> None:
+        an = self.an
+        if not bounds or self.scalars or an.function.kind != "function" or not_traced(an):
+            return
+        stmt = id(an.statement)
+        if stmt in self.bounded:
+            return  # one finding for the line (`ids[:, :n], mask[:, :n]`: the first one breaks)
+        self.bounded.add(stmt)
+        values = [an.value(b) for b in bounds]
+        self._report(node, None, FIX_SLICE, lambda: any(is_tensor(an, v) for v in values),
+                     subject=lambda: ("a tensor as a slice bound", SLICE_WHY))
+
     def _calls(self, node: cst.Call) -> None:
         """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`, clock reads,
         Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module; the RNG state,
         generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
         functions (compile_untraced)."""
         an = self.an
-        hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node)
+        hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node) \
+            or region_call(an, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
@@ -339,6 +363,8 @@ class HostReadBreaksGraph(Rule):
         an = self.an
         if self.forked:
             return  # inside a fork_rng block the function runs eagerly: only the `with` is a break
+        if under_logger_test(self.an):
+            return  # `if logger.isEnabledFor(...):` breaks at the test; the body runs at that level only
         fn = an.function
         stmt = an.statement
         logged = _is_log_statement(an, stmt)
@@ -396,7 +422,7 @@ def _is_log_statement(an, stmt) -> bool:
     f = call.func
     if type(f) is cst.Name:
         return f.value == "print" and "print" not in an.bound_names()
-    return type(f) is cst.Attribute and f.attr.value in LOG_METHODS and _is_logger(an, f.value)
+    return type(f) is cst.Attribute and f.attr.value in LOG_METHODS and is_logger(an, f.value)
 
 
 def _printed(an, call: cst.Call) -> list:
@@ -424,15 +450,6 @@ def _fstring_parts(node: cst.BaseExpression):
             stack += (n.left, n.right)
         elif type(n) is cst.BinaryOperation:
             stack += (n.left, n.right)
-
-
-def _is_logger(an, node: cst.BaseExpression) -> bool:
-    qn = an.qualname(node) or ""
-    if qn == "logging":
-        return True
-    name = node.value if type(node) is cst.Name else node.attr.value if type(node) is cst.Attribute else ""
-    return name in ("logger", "log", "logging", "LOGGER", "_logger", "_log")
-
 
 
 def _has_read(node: cst.BaseExpression) -> bool:

@@ -17,6 +17,8 @@ import libcst as cst
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
+from hpulint.rules.compile_dynamic_branch import compared, size_branches
+from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
@@ -42,11 +44,12 @@ FIX_STATIC = ("Use `torch._dynamo.maybe_mark_dynamic(x, dim)` instead (the size 
 class StaticShapesRecompile(LoopCalls):
     code = "HPU015"
     name = "static-shapes-recompile"
-    summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or "
-               "more listed values, follow the data (a batch padded to its own longest item) or grow through its own "
+    summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or more "
+               "listed values, follow the data (a batch padded to its own longest item) or grow through its own "
                "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
                "compiled function fed inputs of 3 or more ranks or dtypes; a dict keyed by a size filled in the "
-               "compiled region")
+               "compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
+               "branch on the size of an input the loop grows by concatenation")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -62,6 +65,8 @@ class StaticShapesRecompile(LoopCalls):
         self.every_for: list = []
         self.partials: dict = {}  # name -> `functools.partial(torch.compile, ...)` call it is bound to
         self.helper_marks: list = []  # (mark_static call, name, FunctionDef): outside loops, in a function
+        self.classes: dict = {}  # class name -> ClassDef (compile_grown_cache)
+        self.size_tests: list = []  # (function scope, compared(...)): `if ids.shape[-1] < n:` in a function
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
@@ -99,6 +104,20 @@ class StaticShapesRecompile(LoopCalls):
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile":
             self.static.append((arg, node, code(node.func.value), arg))
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.setdefault(node.name.value, node)
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if n > self.table.shape[0]: self.register_buffer("table", ...)` in the region (compile_grown_cache)."""
+        an = self.an
+        cls = an.current_class
+        hit = grown_cache(an, node, self.classes.get(cls.name) if cls is not None else None, self.limit, self.code)
+        if hit is not None:
+            self.report(hit[0], "{why}", when=hit[1])
+        test = compared(an, node)
+        if test is not None and test[3] == "size":  # `if ids.shape[-1] < n:` (compile_dynamic_branch)
+            self.size_tests.append((an.function, test))
+
     def visit_For(self, node: cst.For) -> None:
         self.every_for.append(node)
 
@@ -133,6 +152,8 @@ class StaticShapesRecompile(LoopCalls):
                     self.static.append((arg, partial, node.name.value, call))
 
     def finish(self) -> None:
+        for node, when in size_branches(self):
+            self.report(node, "{why}", when=when)
         self._forms()
         self._helper_marks()
         self._size_keys()

@@ -15,6 +15,8 @@ import libcst as cst
 from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_specialized import float_set, float_set_findings
+from hpulint.rules.compile_grown_cache import grown_cache
+from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
                                          is_self_attr, literal_kind, registered_hook, unfreeze_findings)
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
@@ -47,7 +49,9 @@ class ModuleAttributeRecompile(Rule):
                "loop counter between calls of the compiled module, or is bumped inside the compiled region (also "
                "by a forward hook the compiled module runs); "
                "requires_grad changed on a part picked by a loop counter between calls; a dropout rate (or a float "
-               "attribute forward gives to an op that takes it as a number) set from a loop counter between calls")
+               "attribute forward gives to an op that takes it as a number) set from a loop counter between calls; "
+               "a step counter of another object bumped by the loop, read in the compiled region; an int attribute "
+               "grown on demand in the compiled region (if n > self.max_len: ...)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -71,6 +75,8 @@ class ModuleAttributeRecompile(Rule):
         self.defs: dict = {}  # function name -> FunctionDef (module level and methods)
         self.classes: dict = {}  # class name -> ClassDef
         self.float_sets: list = []  # (Assign, target, isinstance Dropout, loop, counters): `m.p = f(epoch)`
+        self.outer = OuterCounters()  # step counters of another object, bumped in the loop (compile_step_attrs)
+        self.decorated: set = set()  # functions decorated with torch.compile
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -93,12 +99,25 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.defs.setdefault(node.name.value, node)
+        if any(is_compile_call(self.an, d.decorator) or (self.an.qualname(d.decorator) or "") == "torch.compile"
+               for d in node.decorators):
+            self.decorated.add(node.name.value)
         cls = self.an.current_class
         if cls is not None and node.name.value == "__init__":
             self.params[cls.name] = [p.name.value for p in node.params.params][1:]
 
+    def visit_If(self, node: cst.If) -> None:
+        """`if seq_len > self.max_seq_len_cached: <grow the cache>` in the region (compile_grown_cache)."""
+        an = self.an
+        cls = an.current_class
+        hit = grown_cache(an, node, self.classes.get(cls.name) if cls is not None else None, self.limit,
+                          self.code)
+        if hit is not None:
+            self.report(hit[0], "{why}", when=hit[1])
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._bump(node)
+        self.outer.bump(self.an, node)
 
     def _bump(self, node) -> None:
         """`self.seen += 1` inside the compiled region (compile_state)."""
@@ -123,6 +142,7 @@ class ModuleAttributeRecompile(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         an = self.an
         self._bump(node)
+        self.outer.bump(an, node)
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Attribute and literal_kind(node.value) == "int":
             self.int_attrs.add(node.targets[0].target.attr.value)
         if an.current_class is not None and len(node.targets) == 1 and is_self_attr(node.targets[0].target):
@@ -164,6 +184,7 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         an = self.an
+        self.outer.read(an, node)
         cls = an.current_class
         if cls is None or an.function.name != "forward":
             return
@@ -238,6 +259,9 @@ class ModuleAttributeRecompile(Rule):
         self._sets()
         for call, message in float_set_findings(self, self.float_sets, self.classes):
             self.report(call, message)
+        compiled = set(self.compiled_of) | self.decorated
+        for node, when in self.outer.findings(self.int_attrs, self.loop_calls, compiled, self.limit):
+            self.report(node, "{why}", when=when)
         for node, target, when in hook_bumps(self.an, self.hooks, self.defs, self.int_attrs, self.limit):
             self.report(node, "{why}", when=when)
         for call, message, _ in unfreeze_findings(self.toggles, self.loop_calls, self.compiled_of, self.made_of,

@@ -16,6 +16,8 @@ import libcst as cst
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
 from hpulint.rules.compile_feedback import _definition
+from hpulint.rules.compile_dynamic_branch import compared, value_branches
+from hpulint.rules.compile_list_args import list_argument
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
@@ -70,13 +72,14 @@ APPENDS = (
 class ChangingValueRecompile(LoopCalls):
     code = "HPU017"
     name = "changing-value-recompile"
-    summary = ("a compiled function called with a str, a list of changing length, or reading a global int, "
-               "dict entry or list that changes, or cycled over 3 or more strings, Enum members, container types "
-               "or dict key sets, or each module of a stack built with different ints; appending to an object's list "
-               "or deque, or torch.tensor() of a list argument (or of a list attribute of one), in the compiled "
-               "region; an int bounding a range() loop or indexing a Python list, a float given to "
-               "interpolate/dropout/pad, or a list of strings whose items it reads, changed by the loop; next() of "
-               "an itertools.count in the compiled region (recompile per value)")
+    summary = ("a compiled function called with a str, a list of changing length, or reading a global int, dict "
+               "entry or list that changes, or cycled over 3 or more strings, Enum members, container types or dict "
+               "key sets, or each module of a stack built with different ints; appending to an object's list or "
+               "deque, or torch.tensor() of a list argument (or of a list attribute of one), in the compiled region; "
+               "an int bounding a range() loop or indexing a Python list, a float given to interpolate/dropout/pad, "
+               "or a list of strings whose items it reads, changed by the loop; next() of an itertools.count in the "
+               "compiled region; a list of ints drawn at random each pass, or a list attribute the loop appends to; "
+               "a branch on a number argument the calls give values on both sides of its test (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -96,6 +99,12 @@ class ChangingValueRecompile(LoopCalls):
         self.literals: dict = {}  # module-level name -> literal list or tuple
         self.targets: dict = {}  # name called -> text of what it compiles (`cgen = torch.compile(generate)`)
         self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
+        self.branches: list = []  # (function scope, compared(...)): `if scale > 1.0:` in a function
+
+    def visit_If(self, node: cst.If) -> None:
+        hit = compared(self.an, node)
+        if hit is not None and hit[3] == "value":  # a branch on a number argument (compile_dynamic_branch)
+            self.branches.append((self.an.function, hit))
 
     def visit_Global(self, node: cst.Global) -> None:
         self.declared.setdefault(id(self.an.function), set()).update(n.name.value for n in node.names)
@@ -193,6 +202,8 @@ class ChangingValueRecompile(LoopCalls):
 
     def finish(self) -> None:
         self._object_histories()
+        for node, when in value_branches(self):
+            self.report(node, "{why}", when=when)
         reported = set()
         for callee in self.compiled:
             for node, param, arg in tensor_of_list(self.module, _definition(self.module, callee), callee):
@@ -213,6 +224,11 @@ class ChangingValueRecompile(LoopCalls):
             if stacked is not None:  # each module of a stack built with different ints (compile_module_args)
                 reported.add(callee)
                 self.report(call, stacked)
+                continue
+            listed = list_argument(self, loop, call, callee)
+            if listed is not None:  # a list of ints drawn at random, a list attribute grown (compile_list_args)
+                reported.add(callee)
+                self.report(call, listed)
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
