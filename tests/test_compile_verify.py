@@ -216,3 +216,23 @@ def test_scripts_replayed_one_after_another_in_one_process_guard_their_own_globa
             "    step(torch.randn(4))\n")
         result = replay(str(script), profile="compile")
         assert (result["status"], result["compiles"], result["graph_breaks"]) == ("ok", 1, 0), result["error"]
+
+
+def test_a_guard_specialised_at_its_first_use_names_the_line_that_needed_it():
+    from hpulint.lazy.dynamo_logs import guard_failures
+
+    message = (
+        "Recompiling function forward in /w/model.py:40\n"
+        "    triggered by the following guard failure(s):\n"
+        "    - 0/1: 2 <= x.size()[1] <= 16  # b, n, _ = x.shape  # w/model.py:47 in forward (user code "
+        "shown is first use of this value--the guard itself is not due user code but due to 0/1 "
+        "specialization in the framework) and if seq_len > self.cached:  # w/model.py:28 in forward "
+        "(_dynamo/variables/tensor.py:2606 in evaluate_expr)\n"
+        "    - 0/0: 2 <= ids.size()[1] <= 9  # return F.embedding(  # nn/modules/sparse.py:189 in forward "
+        "(user code shown is first use of this value) and if ids.shape[-1] < n:  # w/proc.py:16 in __call__ "
+        "(_dynamo/variables/tensor.py:2606 in evaluate_expr)\n"
+        "    - 0/2: L['n'] == 3  # if n == 3:  # w/model.py:12 in forward\n")
+    got = [(f["entry"], f.get("file"), f.get("line"), f.get("code")) for f in guard_failures(message)]
+    assert got == [("0/1", "w/model.py", 28, "if seq_len > self.cached:"),
+                   ("0/0", "w/proc.py", 16, "if ids.shape[-1] < n:"),
+                   ("0/2", "w/model.py", 12, "if n == 3:")]

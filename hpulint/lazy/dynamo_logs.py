@@ -49,9 +49,26 @@ def guard_failures(message):
             continue
         item = {"entry": m.group(1), "guard": m.group(2).strip()}
         if m.group(4):
-            item.update({"code": m.group(3).strip(), "file": m.group(4), "line": int(m.group(5))})
+            code, file, line = m.group(3).strip(), m.group(4), int(m.group(5))
+            # a guard specialised at its first use (`b, n, _ = x.shape`, or `F.embedding` in
+            # torch's own code) names the user line that needed it after that
+            # (`... and if seq_len > self.cached:  # file:28 in forward`): that line is the cause
+            later = [s for s in _SOURCE.finditer(text) if not _torch_file(s.group(2))]
+            if later:
+                code, file, line = later[-1].group(1).strip(), later[-1].group(2), int(later[-1].group(3))
+            item.update({"code": code, "file": file, "line": line})
         out.append(item)
     return out
+
+
+_SOURCE = re.compile(r"(?:# |\) and )([^#]*?)\s+# (\S+?):(\d+) in ")
+
+
+def _torch_file(short: str) -> bool:
+    """A file name as Dynamo shortens it that is torch's own (`nn/modules/sparse.py`)."""
+    import torch
+
+    return not os.path.isabs(short) and os.path.exists(os.path.join(os.path.dirname(torch.__file__), short))
 
 
 def _shortened(path):
