@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 
-class Generator(nn.Module):
+class {CLS}(nn.Module):
     def __init__(self, decoder, max_len):
         super().__init__()
         self.decoder = decoder
@@ -42,15 +42,20 @@ class Generator(nn.Module):
 
 
 def test_a_decoding_loop_run_by_a_generator_modules_forward_is_a_step_loop():
-    got = found(GENERATOR_MODULE.replace("{NAME}", "generate"), ("HPU001",))
+    got = found(GENERATOR_MODULE.replace("{NAME}", "generate").replace("{CLS}", "Seq2Seq"), ("HPU001",))
     # each pass is one decoding step: the counter is a new slice bound and index every step
     assert ("HPU001", 18) in got and ("HPU001", 19) in got
+
+
+def test_a_generator_class_names_its_forward_loop_a_decoding_loop():
+    src = GENERATOR_MODULE.replace("{NAME}", "unroll").replace("{CLS}", "SequenceGenerator")
+    assert ("HPU001", 18) in found(src, ("HPU001",))
 
 
 def test_a_loop_in_a_function_forward_runs_is_still_unrolled_when_nothing_says_it_samples():
     # the same loop in a helper named for nothing: its passes are unrolled into forward()'s graph
     # (a recurrent cell stepped over time, say), the same constants every step
-    assert found(GENERATOR_MODULE.replace("{NAME}", "unroll"), ("HPU001",)) == []
+    assert found(GENERATOR_MODULE.replace("{NAME}", "unroll").replace("{CLS}", "Recurrent"), ("HPU001",)) == []
 
 
 PROGRESS = """
@@ -315,3 +320,49 @@ def test_a_branch_for_neither_lazy_device_is_off_target_in_device_neutral_code()
         "        htcore.mark_step()\n", "").replace("{TEST}", "mask is not None and")
     got = found(src, ("HPU005",))
     assert got == []
+
+
+SAMPLER_CLASS = """
+import torch
+from torch import nn
+from tqdm import tqdm
+
+
+class EulerSampler:
+    def __init__(self, steps, verbose=False):
+        self.steps = steps
+        self.verbose = verbose
+
+    def get_sigma_gen(self, n):
+        sigma_generator = range(n - 1)
+        if self.verbose:
+            sigma_generator = tqdm(sigma_generator, total=n)
+        return sigma_generator
+
+    def __call__(self, denoiser, x, sigmas):
+        for i in self.get_sigma_gen(len(sigmas)):
+            x = x + (sigmas[i + 1] - sigmas[i]) * denoiser(x, sigmas[i])
+        return x
+
+
+class Engine(nn.Module):
+    def __init__(self, denoiser, sampler):
+        super().__init__()
+        self.denoiser = denoiser
+        self.sampler = sampler
+
+    def forward(self, x, sigmas: torch.Tensor):
+        return self.sampler(self.denoiser, x, sigmas)
+
+
+def main(denoiser):
+    engine = Engine(denoiser, EulerSampler(10))
+    return engine(torch.randn(1, 4, device="hpu"), torch.linspace(1, 0, 11, device="hpu"))
+"""
+
+
+def test_a_samplers_call_reached_from_forward_keeps_its_step_loop():
+    # `EulerSampler.__call__` runs under Engine.forward(): its class says it samples, and a
+    # `sigma_generator` is a generator of numbers, not a generator network
+    got = found(SAMPLER_CLASS, ("HPU001",))
+    assert got == [("HPU001", 20)]

@@ -277,15 +277,17 @@ class Linked(TargetsAndRegions):
             return True  # `decoder.unets`, `trainer.num_unets`: a collection of modules by its name
         return p.resolve(v).kind == MODEL
 
-    @staticmethod
-    def _samples(info: dict, f: dict, it) -> bool:
+    def _samples(self, info: dict, f: dict, it) -> bool:
         """A sampling or decoding loop in code a model's forward() runs (a generator module whose
         forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
-        feeds the last pass's output back and shows progress, or the function is named for
-        sampling. Its passes are steps, not layers unrolled into one graph."""
+        feeds the last pass's output back and shows progress, or the function (or its class,
+        `EDMSampler.__call__`) is named for sampling. Its passes are steps, not layers unrolled
+        into one graph."""
         if not info["carried"] or (it is not None and it.kind == MODEL):
             return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
-        return bool(info.get("progress")) or bool(_SAMPLING_FUNCTION.search(f["name"]))
+        cls = self.project.classes.get(f.get("cls") or "")
+        names = f["name"] + " " + (cls[1]["name"] if cls is not None else "")
+        return bool(info.get("progress")) or bool(_SAMPLING_FUNCTION.search(names))
 
     def _hot_and_loops(self) -> None:
         p = self.project

@@ -210,7 +210,9 @@ _VERBS = frozenset(
     # what a model takes, gives or holds (`model_input`, `encoder_outputs`, `net_state`) is data
     "input inputs output outputs out outs state states dict params parameters weights size dim "
     "dtype device mode key keys logits loss losses pred preds embeds mask masks names idx index "
-    "list tensor tensors kwarg arg info version tag".split()
+    "list tensor tensors kwarg arg info version tag "
+    # a generator of numbers (`sigma_generator`, `rng_generator`) is no generator network
+    "sigma sigmas random rng seed number range time timestep timesteps step steps iter".split()
 )
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
 LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
