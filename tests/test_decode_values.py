@@ -219,7 +219,8 @@ def load(model, path):
     if not isinstance(model, list):
         model = [model]
     model[0].load_checkpoint(path)
-    done = model[0].was_step_applied()
+    sd = model[0].state_dict_for_save_checkpoint()
+    done = model[0].was_step_applied() and len(sd) > 0
     return done
 
 

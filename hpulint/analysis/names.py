@@ -142,7 +142,8 @@ def is_housekeeping_name(name: str) -> bool:
     """`load_checkpoint`, `save_pretrained`, `disable_forward_pre_hook`, `set_states`: a method of
     a model that manages it (weights, hooks, state) rather than running it on data."""
     return is_flag_name(name) or name.lstrip("_").startswith((
-        "load_", "save_", "set_", "get_", "register_", "enable_", "disable_", "reset_", "init_", "zero_"))
+        "load_", "save_", "set_", "get_", "register_", "enable_", "disable_", "reset_", "init_", "zero_",
+        "state_dict", "named_"))
 
 
 # methods of an nn.Module that are not a forward pass: what they return
