@@ -108,6 +108,14 @@ def under_logger_test(an) -> bool:
 
 
 def _queries_logger(an, test: cst.BaseExpression) -> bool:
+    cache = an.__dict__.setdefault("_logger_tests", {})  # (each test is asked for every point under it)
+    got = cache.get(id(test))
+    if got is None:
+        got = cache[id(test)] = _walk_for_logger_query(an, test)
+    return got
+
+
+def _walk_for_logger_query(an, test: cst.BaseExpression) -> bool:
     stack = [test]
     while stack:
         n = stack.pop()

@@ -61,7 +61,10 @@ def compared(an, node: cst.If):
         return None
     test = node.test
     if type(test) is cst.Name:
-        test = _bound_comparison(fn.node, test.value)
+        bound = an.lookup(test.value)  # (only a name bound to a comparison needs the walk)
+        if getattr(bound, "op", None) != "cmp":
+            return None
+        test = _bound_comparisons(an, fn.node).get(test.value)
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
             or type(test.comparisons[0].operator) not in OPS:
         return None
@@ -166,6 +169,8 @@ def value_branches(rule):
     """(test, when) for HPU017: a branch on a number argument of a compiled function whose calls give
     it numbers on both sides of the test."""
     an, out, seen = rule.an, [], set()
+    if not rule.branches:
+        return out
     sites = [(call, callee, loop, set(loop.scope.params or ()) if loop.scope.kind == "function" else set())
              for call, callee, loop, _ in rule.calls]
     sites += _calls_outside_loops(rule.module, set(rule.compiled))
@@ -233,17 +238,24 @@ def _calls_outside_loops(module, compiled: set) -> list:
     """(call, callee, None, parameters of its function) for calls of compiled callables in a function
     body outside loops (`def serve(image, strength): return edit(image, strength)`)."""
     out = []
-    for fdef in (n for n in descendants(module) if type(n) is cst.FunctionDef) if module is not None else ():
+    if not compiled or module is None:
+        return out
+    leaves = {c.rsplit(".", 1)[-1] for c in compiled}
+    for fdef in (n for n in descendants(module) if type(n) is cst.FunctionDef):
         params = {p.name.value for p in fdef.params.params}
         stack = list(fdef.body.body)
         while stack:
             n = stack.pop()
             if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While):
                 continue
-            if type(n) is cst.Call and code(n.func) in compiled:
+            if type(n) is cst.Call and _leaf(n.func) in leaves and code(n.func) in compiled:
                 out.append((n, code(n.func), None, params))
             stack += child_nodes(n)
     return out
+
+
+def _leaf(func) -> str:
+    return func.value if type(func) is cst.Name else func.attr.value if type(func) is cst.Attribute else ""
 
 
 def _called_instance(module, fdef, fn, param: str) -> bool:
@@ -261,17 +273,24 @@ def _called_instance(module, fdef, fn, param: str) -> bool:
                         for n in descendants(fdef.body))
 
 
-def _bound_comparison(fn_node, name: str):
+def _bound_comparisons(an, fn_node) -> dict:
+    """Names the function binds to a comparison (`do_cfg = scale > 1.0`): the first binding of
+    each, walked once per function (every `if name:` of the file asks)."""
+    cache = an.__dict__.setdefault("_bound_comparisons", {})
+    got = cache.get(id(fn_node))
+    if got is not None:
+        return got
+    got = cache[id(fn_node)] = {}
     stack = [fn_node.body] if fn_node is not None else []
     while stack:
         n = stack.pop()
         if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
-                and n.targets[0].target.value == name and type(n.value) is cst.Comparison:
-            return n.value
+                and type(n.value) is cst.Comparison:
+            got.setdefault(n.targets[0].target.value, n.value)
         stack += child_nodes(n)
-    return None
+    return got
 
 
 def _number(node) -> Optional[float]:
