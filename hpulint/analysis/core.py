@@ -14,7 +14,7 @@ from typing import NamedTuple, Optional
 
 from hpulint.analysis import guards
 from hpulint.analysis.facts import FileEnv, FileFacts
-from hpulint.analysis.loops import calls_in
+from hpulint.analysis.calls import calls_in
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.state import Loop, Scope
 from hpulint.analysis.syntax import names_in

@@ -25,15 +25,14 @@ import os
 import re
 from typing import Optional
 
-from hpulint.analysis.names import STEP_HOOKS, is_model_name
+from hpulint.analysis.loop_kinds import numbers_models, samples
+from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
-# a function whose loop is a sampling or decoding run (`p_sample_loop_ddim`, `_generate`, `sample`)
-_SAMPLING_FUNCTION = re.compile(r"sampl|generat|denois|beam_search|greedy", re.I)
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
                           r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
@@ -230,7 +229,7 @@ class Linked(TargetsAndRegions):
         while not nested and parent is not None:
             nested = (fid, parent) in loops
             parent = f["loops"][parent]["parent"]
-        if nested or (fid in hot and not self._samples(info, f, it)):
+        if nested or (fid in hot and not samples(self.project, info, f, it)):
             return None  # passes inside one step: unrolled into the same graph
         if marks:
             return marks[0]
@@ -238,7 +237,7 @@ class Linked(TargetsAndRegions):
             # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
             # a step before saving does not make the epoch one step
             return None
-        if (it is not None and it.kind == MODEL) or self._numbers_models(fid, info):
+        if (it is not None and it.kind == MODEL) or numbers_models(self.project, fid, info):
             # `for chunk in model_chunks: chunk.disable_hooks()`, `for k in range(len(unets)):
             # train(unet_number=k)`: each pass one of the modules, the same set every step
             return None
@@ -264,30 +263,6 @@ class Linked(TargetsAndRegions):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
-
-    def _numbers_models(self, fid: str, info: dict) -> bool:
-        j = info.get("len_of")
-        if j is None:
-            return False
-        p = self.project
-        v = p.val(j, p.functions[fid][0])
-        name = v.name.split("_", 1)[1] if v.tag == "attr" and v.name.startswith(("num_", "n_")) else \
-            v.name if v.tag == "attr" else ""
-        if name.endswith("s") and is_model_name(name[:-1]):
-            return True  # `decoder.unets`, `trainer.num_unets`: a collection of modules by its name
-        return p.resolve(v).kind == MODEL
-
-    def _samples(self, info: dict, f: dict, it) -> bool:
-        """A sampling or decoding loop in code a model's forward() runs (a generator module whose
-        forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
-        feeds the last pass's output back and shows progress, or the function (or its class,
-        `EDMSampler.__call__`) is named for sampling. Its passes are steps, not layers unrolled
-        into one graph."""
-        if not info["carried"] or (it is not None and it.kind == MODEL):
-            return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
-        cls = self.project.classes.get(f.get("cls") or "")
-        names = f["name"] + " " + (cls[1]["name"] if cls is not None else "")
-        return bool(info.get("progress")) or bool(_SAMPLING_FUNCTION.search(names))
 
     def _hot_and_loops(self) -> None:
         p = self.project
@@ -346,7 +321,7 @@ class Linked(TargetsAndRegions):
             for j in sorted(self._inner_loops(fid, i) - {i}):
                 info = f["loops"][j]
                 if info["collection"] or info["parts"] or info["marks"] or (fid, j) in loops \
-                        or self._numbers_models(fid, info):
+                        or numbers_models(self.project, fid, info):
                     continue
                 why = self._model_call(fid, j, with_counter=True)
                 if why is not None:

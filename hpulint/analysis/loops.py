@@ -1,4 +1,4 @@
-"""Loops and calls: counters, what a loop iterates, and the calls each body makes.
+"""Loops: counters and what a loop iterates (the calls each body makes: hpulint.analysis.calls).
 
 A *counter* is a name that takes a new Python int each pass: the target of ``range``/``enumerate``
 (also through ``tqdm``, ``reversed``, ``zip``), a name a ``while`` loop steps with ``i += 1``, and
@@ -12,12 +12,9 @@ import re
 
 import libcst as cst
 
-from hpulint.analysis.names import (
-    DEFERRED_CALLBACKS, MARKING_LOADERS, XLA_OPTIMIZER_STEP, is_optimizer_name,
-)
-from hpulint.analysis.syntax import child_nodes, code, is_true, keyword, last_name, names_in, string_value, target_names
-from hpulint.analysis.state import CallSite
-from hpulint.analysis.values import Attr, Elem, Self, Sym, V_MLOADER, V_OPTIMIZER, V_SCALAR, V_TENSOR, V_UNKNOWN
+from hpulint.analysis.names import MARKING_LOADERS
+from hpulint.analysis.syntax import code, last_name, names_in, target_names
+from hpulint.analysis.values import Elem, Self, Sym, V_MLOADER, V_SCALAR, V_UNKNOWN
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
 _WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
@@ -384,126 +381,3 @@ def _bind_elements(an, targets: list, val) -> None:
         elif type(t) in (cst.Tuple, cst.List):
             for k, el in enumerate(t.elements):
                 _bind_elements(an, [el.value], Elem(val, k))
-
-
-# --- calls ------------------------------------------------------------------------------------
-
-
-def record_call(an, node: cst.Call) -> None:
-    """File the call in the facts of the innermost loop (or function) around it."""
-    fn = an.function
-    loop = an.loop
-    while loop is not None and id(node) in loop.iter_calls:
-        loop = loop.parent  # `for x in logger.log_every(loader)`: called once, before the passes
-    facts = loop.facts if loop is not None else fn.facts
-    func = node.func
-    name = last_name(func)
-    qn = an.qualname(func)
-    if an.is_marker_call(node):
-        facts.markers.append(node)
-        an.call_statement[id(node)] = an.statement
-        return
-    if qn == XLA_OPTIMIZER_STEP:
-        facts.opt_step.append(node)
-        an.call_statement[id(node)] = an.statement
-        _note_step_guard(an)
-        if is_true(keyword(node, "barrier")):
-            facts.markers.append(node)  # barrier=True marks the step (PyTorch/XLA docs)
-            facts.barrier = True
-        return
-    if qn == "torch.set_default_device":
-        an.default_device_set = True
-    if qn == "torch.compile" or (qn or "").endswith("torch_xla.compile"):
-        if node.args:
-            an.compiled.append((an.value(node.args[0].value), qn, an.compile_key() != "compile"))
-        backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
-        an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
-    elif qn in ("functools.partial", "partial") and node.args and an.qualname(node.args[0].value) == "torch.compile":
-        # `compile_static = functools.partial(torch.compile, dynamic=False)`: a compile wrapper
-        an.evidence.setdefault(an.compile_key(), "calls functools.partial(torch.compile, ...)")
-    if type(func) is cst.Attribute:
-        if name == "update" and loop is not None and _PROGRESS.search(last_name(func.value) or ""):
-            loop.progress = True  # `progress_bar.update()` once a pass
-        if name in ("backward", "manual_backward"):
-            facts.backward.append(node)
-            an.call_statement[id(node)] = an.statement
-            return
-        if name == "step" and (is_optimizer_name(last_name(func.value)) or an.value(func.value) is V_OPTIMIZER):
-            facts.opt_step.append(node)
-            an.call_statement[id(node)] = an.statement
-            _note_step_guard(an)
-            if not node.args:
-                return
-            # `optimizer.step(closure)`: the call site carries the closure, which runs every step
-        if name == "compile" and not node.args:
-            an.compiled.append((an.value(func.value), ".compile()", an.compile_key() != "compile"))
-            an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")
-        if name in ("append", "extend", "insert") and type(func.value) is cst.Name and node.args:
-            v = an.value(node.args[-1].value)
-            an.refine_elements(func.value.value, Elem(v) if name == "extend" else v)
-        if name == "register_buffer" and len(node.args) >= 2 and type(func.value) is cst.Name \
-                and func.value.value == "self" and an.current_class is not None:
-            key = string_value(node.args[0].value)
-            if key:
-                an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
-    elif type(func) is cst.Name and func.value in an.function.buffer_setters and node.args \
-            and an.current_class is not None:
-        # `register_buffer = lambda name, val: self.register_buffer(name, val.to(torch.float32))`
-        key = string_value(node.args[0].value)
-        if key:
-            an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
-    if qn is not None and qn.startswith(_LIBRARY_PREFIXES):
-        return
-    if type(func) is cst.Name:
-        callee = an.lookup(func.value)
-        if callee is V_UNKNOWN:
-            if func.value in BUILTIN_NAMES:
-                return
-            callee = Attr(V_UNKNOWN, func.value)  # a global defined later: its name still says "model"
-    else:
-        callee = an.value(func)
-    args, kwargs, tainted = [], {}, {}
-    for i, a in enumerate(node.args):
-        if a.star:
-            if a.star == "*":
-                args.append(None)
-            continue
-        v = an.value(a.value)
-        key = a.keyword.value if a.keyword is not None else len(args)
-        if a.keyword is not None:
-            kwargs[key] = v
-        else:
-            args.append(v)
-        if is_int_arith(a.value):
-            hit = an.counter_in(a.value)
-            if hit is not None:
-                origin = hit[1]
-                tainted[key] = f"param:{origin}" if isinstance(origin, str) else f"loop:{origin.index}"
-    deferred = name in DEFERRED_CALLBACKS or (qn or "") in DEFERRED_CALLBACKS
-    site = CallSite(node, callee, loop.index if loop is not None else -1, tuple(args), kwargs, tainted,
-                    deferred, name or "")
-    site.index = len(fn.calls)
-    site.before = len(fn.loops)  # loops of its function that start before it
-    site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
-    fn.calls.append(site)
-    facts.calls.append(site)
-    an.call_sites[id(node)] = site
-
-
-def _note_step_guard(an) -> None:
-    """The `if`s around an optimizer step are gradient-accumulation guards, not logging ones."""
-    for branch in an.if_branches:
-        an.wraps_step.add(id(branch.node))
-
-
-
-def calls_in(expr: cst.CSTNode) -> set:
-    """ids of the calls inside an expression (a loop's iterable: they run once, before the loop)."""
-    out, todo = set(), [expr]
-    while todo:
-        n = todo.pop()
-        if type(n) is cst.Call:
-            out.add(id(n))
-        if not isinstance(n, (cst.Lambda, cst.BaseComp)):
-            todo.extend(child_nodes(n))  # (a Call is never in the whitespace or punctuation it skips)
-    return out

@@ -5,7 +5,8 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith, record_call
+from hpulint.analysis.calls import record_call
+from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop

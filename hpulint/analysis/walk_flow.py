@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis import guards
-from hpulint.analysis.loops import (bind_for_target, calls_in, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.calls import calls_in
+from hpulint.analysis.loops import (bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names

@@ -1,0 +1,39 @@
+"""Two questions the link step asks of a loop before it calls it a step loop: does it sample (a
+decoding or denoising run inside code a forward() runs), and does it number a model's modules
+(each pass one of them, the same set every step)."""
+from __future__ import annotations
+
+import re
+
+from hpulint.analysis.names import is_model_name
+from hpulint.analysis.values import MODEL
+
+# a function or class whose loop is a sampling or decoding run (`p_sample_loop_ddim`, `_generate`,
+# `EDMSampler.__call__`, `SequenceGenerator`)
+_SAMPLING = re.compile(r"sampl|generat|denois|beam_search|greedy", re.I)
+
+
+def samples(project, info: dict, f: dict, it) -> bool:
+    """A sampling or decoding loop in code a model's forward() runs (a generator module whose
+    forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
+    feeds the last pass's output back and shows progress, or the function (or its class) is named
+    for sampling. Its passes are steps, not layers unrolled into one graph."""
+    if not info["carried"] or (it is not None and it.kind == MODEL):
+        return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
+    cls = project.classes.get(f.get("cls") or "")
+    names = f["name"] + " " + (cls[1]["name"] if cls is not None else "")
+    return bool(info.get("progress")) or bool(_SAMPLING.search(names))
+
+
+def numbers_models(project, fid: str, info: dict) -> bool:
+    """`for k in range(len(decoder.unets))`, `range(1, trainer.num_unets + 1)`: the counter
+    numbers a collection of modules, by its value or by its name."""
+    j = info.get("len_of")
+    if j is None:
+        return False
+    v = project.val(j, project.functions[fid][0])
+    name = v.name.split("_", 1)[1] if v.tag == "attr" and v.name.startswith(("num_", "n_")) else \
+        v.name if v.tag == "attr" else ""
+    if name.endswith("s") and is_model_name(name[:-1]):
+        return True
+    return project.resolve(v).kind == MODEL
