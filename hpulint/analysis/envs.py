@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Ret, Sym, Tup, Val, by_name,
+    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Param, Ret, Sym, Tup, Val, by_name,
     known, r,
 )
 
@@ -62,11 +62,11 @@ class GlobalEnv(Env):
         if ev == TENSOR:
             # `queries: torch.Tensor` that every caller in the project fills with a Python list
             # of tensors: the callers say what it holds
-            got = self._from_callers(fid, f, name, every=(SEQ, SEQ_TENSOR))
+            got = self._from_callers(fid, name, every=(SEQ, SEQ_TENSOR))
             return got if got.kind in (SEQ, SEQ_TENSOR) else r(ev)
         if ev:
             return r(ev)
-        got = self._from_callers(fid, f, name)
+        got = self._from_callers(fid, name)
         if got.kind == UNKNOWN and f["cls"] is None and ":" in fid and "." not in fid.split(":", 1)[1] \
                 and fid not in self.p.callers and by_name(name).kind == UNKNOWN:
             got = self._from_siblings(entry[0], fid, name)
@@ -85,24 +85,15 @@ class GlobalEnv(Env):
             if name not in f["params"] or f["cls"] is not None:
                 continue
             ev = f["evidence"].get(name)
-            got = r(ev) if ev else self._from_callers(other, f, name)
+            got = r(ev) if ev else self._from_callers(other, name)
             if got.kind != UNKNOWN:
                 kinds.add(got.kind)
         return r(TENSOR) if kinds == {TENSOR} else R_UNKNOWN
 
-    def _from_callers(self, fid: str, f: dict, name: str, every: tuple = ()) -> R:
+    def _from_callers(self, fid: str, name: str, every: tuple = ()) -> R:
         """What the project's callers pass for ``name``, joined; with ``every``, unknown unless
         each of them passes one of those kinds."""
-        params = f["params"]
-        if name not in params:
-            return R_UNKNOWN
-        idx = params.index(name)
-        vals = []
-        for args, kwargs, shift in self.p.callers.get(fid, ())[:32]:
-            if name in kwargs:
-                vals.append(kwargs[name])
-            elif 0 <= idx - shift < len(args) and args[idx - shift] is not None:
-                vals.append(args[idx - shift])
+        vals = self.p.passed(Param(fid, name), defaults=False)
         if not vals:
             return R_UNKNOWN
         got = [self.p.resolve(v) for v in vals]

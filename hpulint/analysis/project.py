@@ -199,16 +199,16 @@ class Project(ClassQueries):
                 got.append((c[1], self.val(c[0], mod), args, kwargs, c[4], c[5], c[6], c[7]))
         return got
 
-    def passed(self, param: Param) -> list:
-        """The values the project's callers pass for a parameter, each once; the parameter's
-        default (a class or function it names) for a caller that passes nothing, or when no
-        caller is known."""
+    def passed(self, param: Param, defaults: bool = True) -> list:
+        """The values the project's callers pass for a parameter, each once; with ``defaults``,
+        the parameter's default (a class or function it names) for a caller that passes nothing,
+        or when no caller is known."""
         entry = self.functions.get(param.fid)
         if entry is None or param.name not in entry[1]["params"]:
             return []
         f = entry[1]
         idx = f["params"].index(param.name)
-        default = f.get("defaults", {}).get(param.name)
+        default = f.get("defaults", {}).get(param.name) if defaults else None
         default = self.val(default, entry[0]) if default is not None else None
         out: list = []
         callers = self.callers.get(param.fid, ())[:32]

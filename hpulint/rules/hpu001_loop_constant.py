@@ -64,7 +64,6 @@ class LoopIteratorConstant(Rule):
         self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
         self.tensor_uses: dict = {}  # id(expr) -> values it is combined with (x * steps[i])
         self.aliases: dict = {}  # (function, name) -> id(subscript) it was assigned (`m = sched[it]`)
-        self.arrays: set = set()  # ids of multi-dimensional subscripts (`tokens[:, a:b]`) named by an alias
         self.objects = ObjectCounters()  # names read from another object's counter
 
     def _counters_possible(self) -> bool:
@@ -96,8 +95,6 @@ class LoopIteratorConstant(Rule):
                 element = element_of(node.value)
                 if element is not None:
                     self.aliases[(id(fn), t.target.value)] = id(element)
-                    if type(element) is cst.Subscript and len(element.slice) > 1:
-                        self.arrays.add(id(element))  # `x[:, a:b]`: an array's slice, no prompt
                 else:
                     self.aliases.pop((id(fn), t.target.value), None)
 
@@ -175,7 +172,7 @@ class LoopIteratorConstant(Rule):
         for a in node.args:
             key = self._use_key(a.value)
             if key is not None:
-                if type(a.value) is cst.Subscript or qn.startswith("torch.") or key in self.arrays:
+                if type(a.value) is cst.Subscript or qn.startswith("torch."):
                     # (a name passed to a model may hold a prompt or a path: only the element itself)
                     self.tensor_uses.setdefault(key, []).append(("call", qn, callee))
                 if recv is not None:  # `param.mul_(m)`: an argument of a tensor method
