@@ -64,6 +64,7 @@ class Linked(TargetsAndRegions):
         self.sites: dict = {}
         self.call_targets: dict = {}  # fid -> [classifications of its k-th call]
         self._by_loop: dict = {}  # fid -> loop index (-1: the body) -> its sites
+        self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
         self.hot: dict = {}  # fid -> reason
@@ -132,7 +133,11 @@ class Linked(TargetsAndRegions):
 
     def _per_call(self, fid: str) -> list:
         """The calls a function makes once per call of it: its body's, and those in its loops over
-        the parts of one step (micro-batches: `for micro_batch_index in range(n):`)."""
+        the parts of one step (micro-batches: `for micro_batch_index in range(n):`). Asked on every
+        round of the fixed point below: computed once."""
+        got = self._per_call_cache.get(fid)
+        if got is not None:
+            return got
         out = self._own(fid, -1)
         mod = self.project.functions[fid][0]
         for i, info in enumerate(self.project.functions[fid][1]["loops"]):
@@ -140,6 +145,7 @@ class Linked(TargetsAndRegions):
                     self.project.val(info["iter"], mod)).kind == MODEL):
                 # (`for m in self.models: m.decode(x)`: an ensemble's members, each once a call)
                 out = out + self._own(fid, i)
+        self._per_call_cache[fid] = out
         return out
 
     def _steps_and_models(self) -> None:
