@@ -87,6 +87,7 @@ FIXED_AT = {
     "HPU001/good_setup_loop.py": "positions[i] =",
     "HPU005/good_predictions_copied_once.py": "preds.append(out.argmax(1))",
     "HPU003/good_cat_fixed_loop_in_forward.py": "features = torch.cat(",
+    "HPU003/good_static_kv_cache.py": "past_key.index_copy_(",
     "HPU006/good_where_select_in_forward.py": "torch.where(mask, tmp, 0)",
     "HPU006/good_ignore_index_loss.py": "ignore_index=pad",
     "HPU007/good_drop_last.py": "drop_last=True",
@@ -245,6 +246,8 @@ LTC_DIFFERENCES = {
     "HPU002/good_identity_check.py": {"deferred_upload"},
     "HPU003/good_cat_after_loop.py": {"deferred_upload"},
     "HPU003/good_cat_fixed_loop_in_forward.py": {"deferred_upload"},
+    "HPU003/bad_kv_cache_concat.py": {"cpu_fallback"},  # argmax
+    "HPU003/good_static_kv_cache.py": {"cpu_fallback"},  # index_copy_, ~mask, argmax
     "HPU004/good_mark_step.py": {"deferred_upload"},
     "HPU005/bad_item_every_step.py": {"deferred_upload"},
     "HPU005/good_item_when_logging.py": {"deferred_upload"},

@@ -80,7 +80,7 @@ def answer_for(linked, key: tuple):
         fid = key[1]
         target = linked.targets.get(fid)
         return {
-            "hot": linked.hot.get(fid),
+            "hot": linked.hot.get(fid) or linked.body_hot.get(fid),
             "steps": linked.steps.get(fid),
             "compiled": linked.compiled.get(fid),
             "eager": linked.eager.get(fid),

@@ -33,6 +33,7 @@ from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
+LOADER_PASS = "iterates a data loader"
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
                           r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
@@ -68,6 +69,9 @@ class Linked(TargetsAndRegions):
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
         self.hot: dict = {}  # fid -> reason
+        # functions that run step loops, called once per pass of another step loop: their code
+        # outside their own step loops runs once per that step
+        self.body_hot: dict = {}
         self.step_loops: dict = {}  # (fid, index) -> reason
         self.counter_params: dict = {}  # fid -> {param: reason}
         self.targets: dict = {}  # fid -> (target, evidence)
@@ -230,18 +234,27 @@ class Linked(TargetsAndRegions):
                 return "marks a step"
         if info["parts"]:
             return None  # each optimizer, scheduler or micro-batch of the same step
-        nested = info["parent"] is not None and (fid, info["parent"]) in loops
-        parent = info["parent"]
+        nested, parent = False, info["parent"]
         while not nested and parent is not None:
-            nested = (fid, parent) in loops
+            # (a loop that trains inside a loop over a data loader steps on its own: the batch
+            # loop is a step loop only for what its body does once per batch)
+            why = loops.get((fid, parent))
+            nested = why is not None and not (marks and why == LOADER_PASS)
             parent = f["loops"][parent]["parent"]
-        if nested or (fid in hot and not samples(self.project, info, f, it)):
-            return None  # passes inside one step: unrolled into the same graph
+        if nested or (fid in hot and not info.get("yields") and not samples(self.project, info, f, it)):
+            # passes inside one step: unrolled into the same graph (a generator's loop that yields
+            # once a pass is not: each pass is one pass of the loop consuming it)
+            return None
+        gen = self._yielding(info, multi)
+        if gen is not None:
+            return f"iterates {self.called(gen)}, which runs a step for each item it yields"
         if marks:
             return marks[0]
-        if any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) if j != index):
+        if (it is None or it.kind != LOADER) and \
+                any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) if j != index):
             # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
-            # a step before saving does not make the epoch one step
+            # a step before saving does not make the epoch one step (a loop over a data loader
+            # is one batch a pass, whatever trains inside: PPO's optimisation epochs per batch)
             return None
         if (it is not None and it.kind == MODEL) or numbers_models(self.project, fid, info):
             # `for chunk in model_chunks: chunk.disable_hooks()`, `for k in range(len(unets)):
@@ -249,7 +262,7 @@ class Linked(TargetsAndRegions):
             return None
         own = self._own(fid, index)
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
-            return "iterates a data loader"  # one batch a pass: whatever its callees do inside
+            return LOADER_PASS  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
             if cls is not None and cls[1] in self.steps and cls[1] != fid:
                 return f"calls {self.called(cls[1])}, which runs a step"
@@ -269,6 +282,18 @@ class Linked(TargetsAndRegions):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
+
+    def _yielding(self, info: dict, multi: frozenset) -> Optional[str]:
+        """The generator a loop iterates when the generator's step loop yields once a pass
+        (`for tokens, done in stream_tokens(model, ...)`): each pass here is one step there."""
+        v = info["iter"]
+        if not (isinstance(v, list) and v and v[0] in ("ret", "retof")):
+            return None
+        fid = v[1]
+        entry = self.project.functions.get(fid)
+        if fid not in multi or entry is None or not any(lp.get("yields") for lp in entry[1]["loops"]):
+            return None
+        return fid
 
     def _hot_and_loops(self) -> None:
         p = self.project
@@ -297,21 +322,35 @@ class Linked(TargetsAndRegions):
             todo = []
             for (fid, i), reason in new_loops.items():
                 inner = self._inner_loops(fid, i)
+                batch = reason == LOADER_PASS
                 for loop, cls, args, kwargs, tainted, deferred, callee, guarded in self.sites[fid]:
                     if loop in inner and not guarded:
-                        todo.append((fid, cls, args, kwargs, deferred, f"called from the step loop in {self.where(fid)}"))
+                        todo.append((fid, cls, args, kwargs, deferred,
+                                     f"called from the step loop in {self.where(fid)}", batch))
             for fid in list(new_hot):
-                todo += self._from_hot(fid)
+                todo += [t + (False,) for t in self._from_hot(fid)]
+            body: dict = {}
+            holders = {fid for fid, _ in new_loops}
             while todo:
-                caller, cls, args, kwargs, deferred, why = todo.pop()
+                caller, cls, args, kwargs, deferred, why, batch = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):
-                    if target not in new_hot and target not in multi:
+                    if target in multi:
+                        # a function that calls whole step loops, called once per batch of a
+                        # loop over a data loader: its own body runs once per batch (a PPO step
+                        # generates, then masks its trajectory). A function that holds a step
+                        # loop itself (a decoding run) keeps its setup and its result to the
+                        # run, and a loop over prompts or queries is a loop over runs.
+                        if batch and target not in body and target not in holders:
+                            body[target] = why
+                            todo += [t + (True,) for t in self._from_hot(target, new_loops)]
+                    elif target not in new_hot:
                         new_hot[target] = why
-                        todo += self._from_hot(target)
+                        todo += [t + (batch,) for t in self._from_hot(target)]
             if new_hot == hot and new_loops == loops:
                 break
             hot, loops = new_hot, new_loops
         self.hot, self.step_loops, self.multi_step = hot, loops, multi
+        self.body_hot = {fid: why for fid, why in body.items() if fid not in hot}
 
     def _runs_of_steps(self, loops: dict) -> dict:
         """A loop that is a step loop only because it calls a model, around a counted loop that
@@ -360,12 +399,19 @@ class Linked(TargetsAndRegions):
                     changed = True
         return out
 
-    def _from_hot(self, fid: str) -> list:
+    def _from_hot(self, fid: str, loops: Optional[dict] = None) -> list:
+        """The calls a hot function makes, each with why its callee runs every step; with
+        ``loops`` (the step loops), only those outside the function's own step loops."""
         why = f"called from {self.where(fid)}"
+        skip: set = set()
+        for i in range(len(self.project.functions[fid][1]["loops"])) if loops is not None else ():
+            if (fid, i) in loops:
+                skip |= self._inner_loops(fid, i)
         # a call under a logging-interval test does not run every step (`save_progress(...)`
         # under `if step % save_steps == 0:`): it does not make its callee hot
         return [(fid, cls, args, kwargs, deferred, why)
-                for _, cls, args, kwargs, _, deferred, _, guarded in self.sites[fid] if not guarded]
+                for loop, cls, args, kwargs, _, deferred, _, guarded in self.sites[fid]
+                if not guarded and loop not in skip]
 
     def _callees(self, cls, args, kwargs, deferred: bool) -> list:
         out = []

@@ -225,6 +225,15 @@ def is_model_name(name: str) -> bool:
     return bool(m) and m.group(1) not in _VERBS and m.group(2) not in _VERBS
 
 
+# a parameter a sampler calls to run the network (`model_fn(x, t)` in a DPM-Solver, `denoise_fn`
+# in a diffusion loop): the wrapped model, whatever the caller passes
+_MODEL_FN_PARAM = re.compile(r"^(?:model|net|unet|denoiser?|eps|score)_(?:fn|func|function)$")
+
+
+def is_model_fn_param(name: str) -> bool:
+    return bool(_MODEL_FN_PARAM.match(name))
+
+
 # class methods that load a library's pretrained object, and the class names that are modules
 # (not a tokenizer, a processor, a scheduler, a config or a pipeline of several modules)
 PRETRAINED_LOADERS = frozenset({"from_pretrained", "from_config", "from_single_file"})

@@ -19,9 +19,9 @@ from typing import Optional
 
 from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
-from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_name
+from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
 from hpulint.analysis.resolve import Resolver
-from hpulint.analysis.values import INST, MODEL, R, SYM, TUPLE, UNKNOWN, CallV, Param, Val, from_json, substitute
+from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, from_json, substitute
 
 
 COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
@@ -239,6 +239,13 @@ class Project(ClassQueries):
             if out:
                 return out
         got = self.classify(callee)
+        if got is None and callee.tag == "attr" and isinstance(callee.base, Param) and depth < 3:
+            # `model.module(inputs)` in a helper whose callers pass models, and one caller a
+            # configuration by mistake: the join of what they pass names the configuration's
+            # class, but each model passed has its method called
+            out = [t for v in self.passed(callee.base) for t in self.targets(Attr(v, callee.name), name, depth + 1)]
+            if out:
+                return out
         if got is None and callee.tag == "attr" and callee.name == "apply":
             fns = self._function_apply(callee)
             if fns:
@@ -260,7 +267,9 @@ class Project(ClassQueries):
             if got[0] == "fn" and got[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
                 return [got, *self._overrides(callee.base.cls, callee.name, got[1])]
             return [got]
-        if name and is_model_name(name) and self.resolve(callee).kind == UNKNOWN:
+        if name and is_model_name(name) and self.resolve(callee).kind in (UNKNOWN, TENSOR, HOST):
+            # (a tensor is never called: `net = pickle.load(f)["ema"].to(device)` is a module
+            # moved to the device, and `net(x, sigma)` runs it)
             return [("model", None, 1)]
         return []
 
@@ -331,7 +340,8 @@ class Project(ClassQueries):
             if callee.tag == "self" and self.mixed_into_model(v.ref):
                 return ("model", None, 1)  # `self(**inputs)` in a mixin of a model (generate())
             return None
-        if v.kind == UNKNOWN and isinstance(callee, Param) and is_model_name(callee.name):
+        if v.kind == UNKNOWN and isinstance(callee, Param) and (is_model_name(callee.name)
+                                                                or is_model_fn_param(callee.name)):
             return ("model", None, 1)
         return None
 

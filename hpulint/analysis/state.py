@@ -125,6 +125,9 @@ class Loop:
         # it shows progress per pass (`for t in tqdm(timesteps)`, `progress_bar.update()`): a run
         # of steps a user waits on, not passes unrolled into one graph
         self.progress = False
+        # its body yields (a generator's decoding loop, `yield tokens` once a token): each pass is
+        # one pass of the loop that consumes it, not a part of one call of the function
+        self.yields = False
         self.len_of = None  # `range(len(self.unets))`: the Val whose items the counter numbers
         self.batch_parts: dict = {}  # names its target unpacks -> the value each was bound to
         self.moved_parts: set = set()  # the ones the body moves to the device (`x = x.to(device)`)

@@ -15,9 +15,9 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 """
 from __future__ import annotations
 
-from hpulint.analysis.values import V_UNKNOWN, Named, join, to_json
+from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 21
+VERSION = 22
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -53,11 +53,17 @@ def summarize(an) -> dict:
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
                 "progress": lp.progress,
+                "yields": lp.yields,
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)
+        if fn.ret_annotation is V_SEQ_TENSOR and fn.returns and all(v.tag == "tup" for v in fn.returns):
+            # `-> Tuple[Tensor, Tensor]` over `return padding_mask, sequences`: the returned
+            # tuple says more, position by position (a mask and a tensor); the annotation decides
+            # when it says nothing
+            ret = Used(join(fn.returns), SEQ_TENSOR)
         if fn.yields and fn.ret_annotation is None:
             ret = Named(V_UNKNOWN, fn.name)
         functions[fn.fid] = {

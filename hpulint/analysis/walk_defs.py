@@ -201,6 +201,10 @@ class Definitions:
 
     def _enter_yield(self, node) -> None:
         self.function.yields = True
+        loop = self.loop
+        while loop is not None:
+            loop.yields = True
+            loop = loop.parent
 
     def _enter_return(self, node: cst.Return) -> None:
         fn = self.function

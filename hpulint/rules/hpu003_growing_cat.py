@@ -12,6 +12,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
+from hpulint.rules.cache_growth import cache_source
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
@@ -32,6 +33,14 @@ PAD_MESSAGE = (
     "`{target}` is re-assigned from `{join}` of itself {why}: it grows every pass, so every pass "
     "records a graph with new shapes and the device compiles again. Allocate it at its final size "
     "before the loop and fill one position each pass (`mask.index_fill_(1, pos, 1)`)"
+)
+
+CACHE_MESSAGE = (
+    "`{target}` is `{join}` of the cache passed back in (`{cache}`) and the new positions {why}: "
+    "the cache grows on every decoding step, so every step records a graph with new shapes and "
+    "the device compiles again. Allocate the cache at its final length once and write each "
+    "step's keys and values at a device position (`cache.index_copy_(dim, pos, k)`), reading it "
+    "through a mask"
 )
 
 
@@ -70,6 +79,8 @@ class GrowingCatAccumulator(Rule):
                 return
             every, fresh = [an.value(seq)], []
         elif join not in JOINS or type(seq) not in (cst.List, cst.Tuple):
+            return
+        elif self._cache_extended(node, target, join, seq):
             return
         elif not any(self._of_itself(el.value, target) for el in seq.elements):
             return
@@ -126,6 +137,28 @@ class GrowingCatAccumulator(Rule):
             return f"in a while loop {why}" if why else None
 
         self.report(node, message, fix=fix, when=when)
+
+    def _cache_extended(self, node: cst.Assign, target, join: str, seq) -> bool:
+        """`k = torch.cat((past_key, k), dim=-2)` in code run every step: the cache the caller
+        passes back grows by the new positions on every call. True when the join is one."""
+        an = self.an
+        if join not in CATS or len(seq.elements) < 2 or type(target) is not cst.Name:
+            return False
+        cache = cache_source(an, self.aliases, seq.elements[0].value)
+        if cache is None or any(cache_source(an, self.aliases, el.value) for el in seq.elements[1:]):
+            return False
+        every = [an.value(el.value) for el in seq.elements]
+        here = an.here()
+
+        def when():
+            if _on_host(an, every, every[1:]):
+                return None
+            why = an.every_step(here)
+            return None if why is None else f"{why}"
+
+        message = CACHE_MESSAGE.format(target=code(target), cache=cache, join=join, why="{why}")
+        self.report(node, message, when=when)
+        return True
 
     def _of_itself(self, expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
         """The piece is the accumulator: itself, a name read from it in this function, its rows

@@ -1,0 +1,77 @@
+"""A key/value cache extended by concatenation on every call, for HPU003.
+
+`k = torch.cat((past_key, k), dim=-2)` in an attention layer's forward(), where `past_key` comes
+from the cache the caller passes back in (`layer_past`, `past_key_value`, `cache.cached_kv`,
+`saved_state["prev_key"]`, `self._streaming_state["past_keys"]`): the cache is one position
+longer on every decoding step, so every step records a graph with new shapes. The accumulator is
+not a name re-assigned from itself in a loop, but state that goes round through the caller.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.syntax import string_value
+
+# methods whose result is the receiver's data, reshaped or cast (the cache is still the cache)
+VIEWS = frozenset({"view", "reshape", "transpose", "permute", "unsqueeze", "squeeze", "flatten",
+                   "unflatten", "expand", "type_as", "to", "contiguous", "detach", "clone", "float",
+                   "half", "bfloat16", "type"})
+_CACHE = re.compile(r"(^|_)(past|cache|cached)(_|$|s$)|^prev_(key|value|k|v)s?$|^(k|v|kv)_?cache", re.I)
+_NOT_KV = re.compile(r"mask|len|pos|idx|index|size|offset|count", re.I)
+
+
+def cache_name(name: str) -> bool:
+    """`layer_past`, `past_key_value`, `past_kv`, `cache`, `kv_cache`, `prev_key`, `past_keys`;
+    not a mask or a length kept with the cache (`past_mask`, `cache_len`)."""
+    return bool(_CACHE.search(name)) and not _NOT_KV.search(name)
+
+
+def cache_source(an, aliases: dict, expr: cst.BaseExpression) -> Optional[str]:
+    """The cache-like name a piece of a concatenation is read from, through views, indexing,
+    tuple unpacking and local names; None when it is not read from one."""
+    fn = an.function
+    for _ in range(8):
+        tp = type(expr)
+        if tp is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in VIEWS:
+            expr = expr.func.value
+        elif tp is cst.Subscript:
+            key = string_value(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
+                type(expr.slice[0].slice) is cst.Index else None
+            if key is not None and cache_name(key):
+                return key
+            expr = expr.value
+        elif tp is cst.Attribute:
+            if cache_name(expr.attr.value):
+                return expr.attr.value
+            expr = expr.value
+        elif tp is cst.Name:
+            alias = aliases.get((id(fn), expr.value))
+            if alias is not None:
+                expr = alias
+                continue
+            return _from_value(an.value(expr))
+        else:
+            return None
+    return None
+
+
+def _from_value(v) -> Optional[str]:
+    """The same question of what a local name was bound to (`past_key, past_value = layer_past`)."""
+    for _ in range(8):
+        tag = getattr(v, "tag", "")
+        if tag == "elem":
+            v = v.base
+        elif tag == "meth" and v.name in VIEWS:
+            v = v.base
+        elif tag in ("attr", "param", "named"):
+            if cache_name(v.name):
+                return v.name
+            if tag == "param":
+                return None
+            v = v.base
+        else:
+            return None
+    return None
