@@ -195,6 +195,20 @@ class Linked(TargetsAndRegions):
                 why = hook_reason(kind, name)
                 if why and fid not in hot:
                     hot[fid] = why
+            for name in c["attrs"]:
+                # `self.training_step = self.dynamic_ops_training_step`: a method installed as
+                # a hook (or as forward) by assignment is called as that hook
+                if name in STEP_HOOKS or (name == "forward" and p.is_model_class(cid)):
+                    why = f"installed as {name}(), called once per step"
+                else:
+                    why = hook_reason(kind, name)
+                if why is None:
+                    continue
+                for v in p.class_attr(cid, name):
+                    if v.tag == "attr" and v.base.tag == "self":
+                        fid = p.method(v.base.cls, v.name)
+                        if fid is not None and fid not in hot:
+                            hot[fid] = why
         for fid, (mod, f) in p.functions.items():
             if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
                 hot[fid] = f"{f['name']}(), called once per step"

@@ -349,6 +349,10 @@ class Walker(Definitions, Flow, Bindings):
             self.evidence.setdefault("deepspeed", "imports deepspeed")
         if module.startswith("habana_frameworks"):
             self.evidence.setdefault("hpu", "imports habana_frameworks")
+        elif module == "lightning_habana" or module.startswith("lightning_habana."):
+            # Lightning's Gaudi plugin (`HPUAccelerator`): the script trains on hpu
+            self.evidence.setdefault("hpu", "imports lightning_habana")
+            self.evidence.setdefault("lightning_habana", "imports lightning_habana")
         elif module.startswith("torch_xla") or module.startswith("torch._lazy"):
             self.evidence.setdefault("xla", "imports torch_xla" if module.startswith("torch_xla")
                                      else "imports torch._lazy")

@@ -21,6 +21,8 @@ VIEWS = frozenset({"view", "reshape", "transpose", "permute", "unsqueeze", "sque
                    "half", "bfloat16", "type"})
 _CACHE = re.compile(r"(^|_)(past|cache|cached)(_|$|s$)|^prev_(key|value|k|v)s?$|^(k|v|kv)_?cache", re.I)
 _NOT_KV = re.compile(r"mask|len|pos|idx|index|size|offset|count", re.I)
+# in-place writes at a position: a static cache's update (`past_key.index_copy_(2, pos, k)`)
+IN_PLACE = frozenset({"index_copy_", "index_add_", "index_put_", "index_fill_", "scatter_", "copy_"})
 
 
 def cache_name(name: str) -> bool:
@@ -75,3 +77,19 @@ def _from_value(v) -> Optional[str]:
         else:
             return None
     return None
+
+
+def static_write(an, aliases: dict, call: cst.Call) -> bool:
+    """`past_key.index_copy_(2, token_idx - 1, k)`, `self.k_cache(k, 2, token_idx)`,
+    `self.k_cache.update(...)`: the function also writes a preallocated cache in place, so its
+    concatenation is the fallback for when no position is given (a static-shape decoder's default
+    path does not grow)."""
+    func = call.func
+    if type(func) is not cst.Attribute:
+        return False
+    name = func.attr.value
+    if name in IN_PLACE:
+        return cache_source(an, aliases, func.value) is not None
+    if cache_name(name):  # `self.k_cache(k, dim, idx)`: a cache module called with the new keys
+        return True
+    return name == "update" and type(func.value) is cst.Attribute and cache_name(func.value.attr.value)

@@ -12,7 +12,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
-from hpulint.rules.cache_growth import cache_source
+from hpulint.rules.cache_growth import VIEWS, cache_source, static_write
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
@@ -56,6 +56,11 @@ class GrowingCatAccumulator(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.aliases: dict = {}  # (function, name) -> the state it was read from (`m = kwargs["mask"]`)
+        self.static: set = set()  # ids of functions that write a preallocated cache in place
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if type(node.func) is cst.Attribute and static_write(self.an, self.aliases, node):
+            self.static.add(id(self.an.function))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -65,7 +70,9 @@ class GrowingCatAccumulator(Rule):
         an = self.an
         if type(target) is cst.Name:
             key = (id(an.function), target.value)
-            if type(value) in (cst.Subscript, cst.Attribute):
+            if type(value) in (cst.Subscript, cst.Attribute) or (
+                    type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in VIEWS):
+                # (`prev_key = saved["prev_key"].view(b, -1, d)`: a view of the state read)
                 self.aliases[key] = value
             else:
                 self.aliases.pop(key, None)
@@ -149,10 +156,11 @@ class GrowingCatAccumulator(Rule):
             return False
         every = [an.value(el.value) for el in seq.elements]
         here = an.here()
+        fn = id(an.function)
 
         def when():
-            if _on_host(an, every, every[1:]):
-                return None
+            if _on_host(an, every, every[1:]) or fn in self.static:
+                return None  # (a static cache written in place is the default path)
             why = an.every_step(here)
             return None if why is None else f"{why}"
 

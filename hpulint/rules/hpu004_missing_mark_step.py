@@ -52,8 +52,10 @@ class MissingMarkStep(Rule):
                 continue
             if not an.lazy_mode(loop.scope) or "compile" in an.evidence:
                 continue  # torch.compile / eager mode: no lazy graph to cut
-            if target == "hpu" and "deepspeed" in an.evidence:
-                continue  # DeepSpeed's engine marks the step on Gaudi (backward() and step())
+            if target == "hpu" and ("deepspeed" in an.evidence or "lightning_habana" in an.evidence):
+                # DeepSpeed's engine, and Lightning's HPU strategies (Fabric's and the
+                # Trainer's), mark the step on Gaudi after backward() and the optimizer step
+                continue
             facts = an.loop_training(loop)
             if facts["backward"] and facts["opt_step"]:
                 trains[id(loop)] = (loop, target, facts)
