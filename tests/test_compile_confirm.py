@@ -127,3 +127,13 @@ def test_rank_and_dtype_guards_are_hpu015s():
     assert codes_for("tensor 'images' rank mismatch. expected 3, actual 4") == ("HPU015",)
     assert codes_for("tensor 'x' dtype mismatch. expected Byte, actual Half") == ("HPU015",)
     assert codes_for("tensor 'x' requires_grad mismatch. expected requires_grad=0") == ("HPU016",)
+
+
+def test_stride_guards_are_hpu015s():
+    """Inputs of several memory layouts: "stride mismatch", and the stride guard Dynamo could not run
+    on a later layout (logged as "'NoneType' object has no attribute 'stride'", measured on 2.13)."""
+    from hpulint.lazy.compile_confirm import codes_for
+
+    assert codes_for("tensor 'images' stride mismatch at index 0. expected 768, actual 1200") == ("HPU015",)
+    assert codes_for("'NoneType' object has no attribute 'stride'") == ("HPU015",)
+    assert codes_for("autocast(cpu)_dtype") == ("HPU017",)

@@ -52,8 +52,8 @@ def guard_kind(guard: str) -> str:
     if not guard:
         return "value"
     if "size mismatch" in guard or "stride mismatch" in guard or "dimension mismatch" in guard \
-            or ".size()" in guard or ".stride()" in guard:
-        return "shape"
+            or ".size()" in guard or ".stride()" in guard or "attribute 'stride'" in guard:
+        return "shape"  # ("'NoneType' object has no attribute 'stride'": a stride guard that could not run)
     if guard.startswith("tensor ") or "requires_grad" in guard or "dtype mismatch" in guard \
             or "device mismatch" in guard:
         return "grad"

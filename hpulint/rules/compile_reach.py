@@ -28,7 +28,9 @@ import libcst as cst
 
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.syntax import child_nodes, code, target_names
-from hpulint.analysis.values import SEQ_TENSOR, TENSOR, UNKNOWN, Param, r
+from hpulint.analysis.values import SEQ_TENSOR, TENSOR, UNKNOWN, r
+from hpulint.rules.compile_reach_syntax import (BoundParams, class_called, def_in, has_param, loop_targets,
+                                                 reads_attr, returned_functions, same_or_sub, walk_body)
 
 HOOKS = {"register_forward_hook": "forward hook", "register_forward_pre_hook": "forward pre-hook"}
 SUBMODULES = frozenset({"modules", "children", "named_modules", "named_children", "get_submodule", "values",
@@ -80,6 +82,7 @@ class Reach:
         self.assigned: dict = {}  # id(function node or module) -> {name: value last assigned}
         self.table_calls: list = []  # (caller scope, call, table name)
         self.callers: dict = {}  # id(def node) -> [(caller scope, call)] within the file
+        self.methods: list = []  # (`obj.m`, class node, functions) given to torch.compile: a bound method
         module = an.module_scope.node
         self.module = module
         for st in module.body:  # the wrappers first: without them or a compiled function, nothing is reached
@@ -126,19 +129,30 @@ class Reach:
         if fn.parent is not None and fn.parent.kind == "module" and fn.name in self.wrapped:
             name, _ = self.wrapped[fn.name]
             return f"compiled by `{name}(...)`, a `functools.partial` of `torch.compile`"
-        for finder in (self._property, self._hook, self._table, self._callee):
+        for finder in (self._method, self._property, self._hook, self._table, self._callee):
             out = finder(an, fn)
             if out is not None:
                 return out
+        return None
+
+    def _method(self, an, fn) -> Optional[str]:
+        """`self.m = torch.compile(self.m)` in the class (or `torch.compile(obj.m)`, `obj = C(...)`)."""
+        for attr, cls, funcs in self.methods if fn.cls is not None else ():
+            owner = attr.value
+            if attr.attr.value != fn.name:
+                continue
+            if type(owner) is cst.Name and owner.value == "self" and cls is fn.cls.node \
+                    or type(owner) is cst.Name and class_called(self, owner.value, funcs) == fn.cls.name:
+                return f"compiled as a bound method (`torch.compile({code(attr)})`)"
         return None
 
     def _property(self, an, fn) -> Optional[str]:
         if fn.cls is None or "property" not in fn.decorators:
             return None
         for g in self.fns.values():
-            if g is fn or g.cls is None or not g.params or not _same_or_sub(g.cls, fn.cls):
+            if g is fn or g.cls is None or not g.params or not same_or_sub(g.cls, fn.cls):
                 continue
-            if not _reads_attr(g.node, g.params[0], fn.name):
+            if not reads_attr(g.node, g.params[0], fn.name):
                 continue
             if self._full(an, g):
                 return f"a property the compiled {g.cls.name}.{g.name}() reads as `self.{fn.name}`"
@@ -205,7 +219,7 @@ class Reach:
         if name == "self" or name in self.compiled_names:
             return name
         for lp in reversed(loops):
-            for target, it in _targets(lp):
+            for target, it in loop_targets(lp):
                 if name in target_names(target):
                     return self._root(it, funcs, loops, depth + 1)
         for scope in (*reversed(funcs), self.module):
@@ -217,10 +231,10 @@ class Reach:
     # --- parameters --------------------------------------------------------------------------
 
     def kind(self, an, v) -> str:
-        if not self.params or not _has_param(v):
+        if not self.params or not has_param(v):
             return UNKNOWN
         if self.resolver is None:
-            self.resolver = Resolver(_BoundParams(an.resolver.env, self.params))
+            self.resolver = Resolver(BoundParams(an.resolver.env, self.params))
         return self.resolver(v).kind
 
     def _hook_params(self, fn, kind: str) -> None:
@@ -303,6 +317,8 @@ class Reach:
                 self.hooks.setdefault(id(target), []).append((HOOKS[func.attr.value], func.value, cls, funcs, loops))
         if _is_compile_call(an, node) and node.args and type(node.args[0].value) is cst.Name:
             self.compiled_names.add(node.args[0].value.value)
+        elif _is_compile_call(an, node) and node.args and type(node.args[0].value) is cst.Attribute:
+            self.methods.append((node.args[0].value, cls, funcs))  # `torch.compile(self.compute_loss)`
         elif type(func) is cst.Attribute and func.attr.value == "compile" and not node.args \
                 and type(func.value) is cst.Name:
             self.compiled_names.add(func.value.value)
@@ -317,11 +333,11 @@ class Reach:
                 and cls is not None:
             return [st for st in cls.body.body if type(st) is cst.FunctionDef and st.name.value == hook.attr.value]
         if type(hook) is cst.Name:
-            found = _def_in(funcs, self.module, hook.value)
+            found = def_in(funcs, self.module, hook.value)
             return [found] if found is not None else []
         if type(hook) is cst.Call and type(hook.func) is cst.Name:
-            factory = _def_in(funcs, self.module, hook.func.value)
-            return _returned(factory) if factory is not None else []
+            factory = def_in(funcs, self.module, hook.func.value)
+            return returned_functions(factory) if factory is not None else []
         return []
 
     def _table_calls(self, an) -> None:
@@ -329,12 +345,12 @@ class Reach:
             return
         for g in self.fns.values():
             picked = {}  # local name -> table: `fn = LOSSES[task]`
-            for n in _walk(g.node):
+            for n in walk_body(g.node):
                 if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name:
                     t = self._table_of(n.value)
                     if t is not None:
                         picked[n.targets[0].target.value] = t
-            for n in _walk(g.node):
+            for n in walk_body(g.node):
                 if type(n) is not cst.Call:
                     continue
                 t = self._table_of(n.func)
@@ -374,103 +390,7 @@ class Reach:
                     self.callers.setdefault(id(f.node), []).append((g, site.node))
 
 
-class _BoundParams:
-    """An environment that answers some parameters itself (what a hook or a table call gives
-    them) and asks the file's environment everything else."""
-
-    def __init__(self, env, params: dict) -> None:
-        self.env = env
-        self.bound = params
-
-    def param(self, fid: str, name: str):
-        got = self.bound.get((fid, name))
-        return got if got is not None else self.env.param(fid, name)
-
-    def __getattr__(self, name):
-        return getattr(self.env, name)
-
-
 def _is_compile_call(an, node: cst.Call) -> bool:
     from hpulint.rules.compiled_region import is_compile_call  # (compiled_region imports this module)
 
     return is_compile_call(an, node)
-
-
-def _has_param(v) -> bool:
-    """Whether a value mentions a parameter (else binding parameters cannot change it)."""
-    stack, seen = [v], 0
-    while stack and seen < 200:
-        x = stack.pop()
-        seen += 1
-        if isinstance(x, Param):
-            return True
-        for slot in getattr(type(x), "__slots__", ()):
-            sub = getattr(x, slot, None)
-            if isinstance(sub, tuple):
-                stack += [s for s in sub if hasattr(s, "tag")]
-            elif hasattr(sub, "tag"):
-                stack.append(sub)
-    return False
-
-
-def _same_or_sub(cls, base) -> bool:
-    if cls is base:
-        return True
-    return any(b.rsplit(".", 1)[-1].rsplit(":", 1)[-1] == base.name for b in cls.bases)
-
-
-def _reads_attr(fn_node, owner: str, attr: str) -> bool:
-    """``owner.attr`` read (not assigned) in the function."""
-    stores = set()
-    for n in _walk(fn_node):
-        if type(n) is cst.AssignTarget or type(n) is cst.AugAssign:
-            stores.add(id(n.target))
-        elif type(n) is cst.Attribute and n.attr.value == attr and type(n.value) is cst.Name \
-                and n.value.value == owner and id(n) not in stores:
-            return True
-    return False
-
-
-def _walk(node):
-    """The nodes of a function's body (not its decorators), nested functions included."""
-    body = node.body
-    stack = list(reversed(child_nodes(body))) if type(node) is cst.FunctionDef else [body]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack += reversed(child_nodes(n))
-
-
-def _targets(loop) -> list:
-    if type(loop) is cst.For:
-        return [(loop.target, loop.iter)]
-    out, f = [], loop.for_in
-    while f is not None:
-        out.append((f.target, f.iter))
-        f = f.inner_for_in
-    return out
-
-
-def _def_in(funcs, module, name: str):
-    for scope in (*reversed(funcs), module):
-        body = scope.body.body if type(scope) is cst.FunctionDef else scope.body if type(scope) is cst.Module else ()
-        for st in body:
-            if type(st) is cst.FunctionDef and st.name.value == name:
-                return st
-    return None
-
-
-def _returned(factory: cst.FunctionDef) -> list:
-    """`def track(name): def hook(...): ...; return hook` -> [hook]; `return lambda ...` -> [lambda]."""
-    out = []
-    for st in factory.body.body:
-        if type(st) is not cst.SimpleStatementLine:
-            continue
-        for small in st.body:
-            if type(small) is cst.Return and type(small.value) is cst.Lambda:
-                out.append(small.value)
-            elif type(small) is cst.Return and type(small.value) is cst.Name:
-                found = _def_in((factory,), None, small.value.value)
-                if found is not None:
-                    out.append(found)
-    return out

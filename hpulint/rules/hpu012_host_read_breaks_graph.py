@@ -34,6 +34,7 @@ from hpulint.rules.base import Rule
 from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
                                          under_logger_test)
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
 from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_FORK, FIX_LOCK, FORK_WHY, Built,
@@ -96,8 +97,9 @@ class HostReadBreaksGraph(Rule):
                "requires_grad change, a torch.compiler.disable'd call, a GradScaler or optimizer.zero_grad call, "
                "gc.collect, a lock, fork_rng, a packed sequence, an RNN or fake-quantize module, a sparse tensor, an "
                "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
-               "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter() or a "
-               "tensor slice bound inside a torch.compile'd function (graph break)")
+               "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter(), a "
+               "tensor slice bound, a save_on_cpu or FlopCounterMode context manager, torch.save or pickle, or an LR "
+               "scheduler's step() inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
@@ -172,11 +174,13 @@ class HostReadBreaksGraph(Rule):
         if an.function.kind != "function" or not_traced(an):
             return
         fn = an.function
-        forks = [item.item for item in node.items if fork_rng_with(an, item.item)]
-        if forks:
+        blocks = [(item.item, (f"`with {code(item.item)}:`", FORK_WHY, FIX_FORK) if fork_rng_with(an, item.item)
+                   else unentered_with(an, item.item)) for item in node.items]  # (compile_skipped)
+        blocks = [(at, hit) for at, hit in blocks if hit is not None]
+        if blocks:
             if not self.forked:
-                self._report(forks[0], None, FIX_FORK, lambda: True,
-                             subject=lambda: (f"`with {code(forks[0])}:`", FORK_WHY))
+                at, (said, why, fix) = blocks[0]
+                self._report(at, None, fix, lambda: True, subject=lambda: (said, why))
             self.forked += 1
             self.fork_withs.add(id(node))
             return
@@ -285,8 +289,11 @@ class HostReadBreaksGraph(Rule):
         generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
         functions (compile_untraced)."""
         an = self.an
+        sched = scheduler_call(an, self.built, an.function, node)  # (its check is exclusive of a GradScaler's)
+        if sched is not None:
+            self._report(node, None, None, sched[0], subject=sched[1])
         hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node) \
-            or region_call(an, node)
+            or region_call(an, node) or serialize_call(an, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))

@@ -19,6 +19,7 @@ from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
 from hpulint.rules.compile_dynamic_branch import compared, size_branches
 from hpulint.rules.compile_grown_cache import grown_cache
+from hpulint.rules.compile_layouts import input_layouts, layouts_message
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
@@ -47,8 +48,8 @@ class StaticShapesRecompile(LoopCalls):
     summary = ("dynamic=False / mark_static on a compiled function fed sizes that change every call, take 3 or more "
                "listed values, follow the data (a batch padded to its own longest item) or grow through its own "
                "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
-               "compiled function fed inputs of 3 or more ranks or dtypes; a dict keyed by a size filled in the "
-               "compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
+               "compiled function fed inputs of 3 or more ranks, dtypes or memory layouts; a dict keyed by a size "
+               "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
                "branch on the size of an input the loop grows by concatenation")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
@@ -155,6 +156,10 @@ class StaticShapesRecompile(LoopCalls):
         for node, when in size_branches(self):
             self.report(node, "{why}", when=when)
         self._forms()
+        looped = [(c, callee, loop) for c, callee, loop, _ in self.calls]
+        for callee, layouts in input_layouts(self.module, set(self.compiled), looped, self.value_in_loop,
+                                             self.every_call):  # inputs of 3 or more layouts (compile_layouts)
+            self.report(self.compiled[callee][0], layouts_message(callee, layouts, self.limit))
         self._helper_marks()
         self._size_keys()
         for arg, call, name, at in self.static:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code
-from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, key_sets, tensor_of_list
+from hpulint.rules.compile_call_states import call_states
+from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
+from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
-from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
+from hpulint.rules.compiled_region import (LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
                                            names_in, recompiles_text)
 
 MESSAGE = (
@@ -79,7 +81,9 @@ class ChangingValueRecompile(LoopCalls):
                "an int bounding a range() loop or indexing a Python list, a float given to interpolate/dropout/pad, "
                "or a list of strings whose items it reads, changed by the loop; next() of an itertools.count in the "
                "compiled region; a list of ints drawn at random each pass, or a list attribute the loop appends to; "
-               "a branch on a number argument the calls give values on both sides of its test (recompile per value)")
+               "a branch on a number argument the calls give values on both sides of its test; 3 or more autocast "
+               "states or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
+               "more structures, or a functools.partial whose float keyword the loop changes (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -100,6 +104,7 @@ class ChangingValueRecompile(LoopCalls):
         self.targets: dict = {}  # name called -> text of what it compiles (`cgen = torch.compile(generate)`)
         self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
         self.branches: list = []  # (function scope, compared(...)): `if scale > 1.0:` in a function
+        self.sites: dict = {}  # name called -> the node that compiles it (compile_call_states)
 
     def visit_If(self, node: cst.If) -> None:
         hit = compared(self.an, node)
@@ -129,6 +134,7 @@ class ChangingValueRecompile(LoopCalls):
             q = self.an.qualname(dec) or ""
             if q == "torch.compile" or q.endswith("torch_xla.compile"):
                 self.compiled[node.name.value] = node
+                self.sites.setdefault(node.name.value, d.decorator)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
@@ -187,8 +193,10 @@ class ChangingValueRecompile(LoopCalls):
             if name is not None:
                 self.compiled[name] = self.compiled.get(code(target)) if type(target) is cst.Name else None
                 self.targets[name] = code(target)
+                self.sites[name] = node
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
             self.compiled.setdefault(code(node.func.value), None)
+            self.sites.setdefault(code(node.func.value), node)
         if an.function.kind == "function" and type(node.func) is cst.Name and node.func.value == "next":
             fn = an.function
 
@@ -202,6 +210,8 @@ class ChangingValueRecompile(LoopCalls):
 
     def finish(self) -> None:
         self._object_histories()
+        for site, message in call_states(self.module, self.an, self.sites, self._def):
+            self.report(site, message)  # autocast states, flag combinations (compile_call_states)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
@@ -232,8 +242,16 @@ class ChangingValueRecompile(LoopCalls):
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
-                counted = self._cycled(call, loop, counters)
+                counted = cycled(self, call, loop, counters)
+                if counted is not None and counted[3] == "structure":  # nested tuples (compile_cycled)
+                    counted, shaped = None, structure_finding(self, call, callee, counted, *self._def(callee))
+                    if shaped is not None:
+                        reported.add(callee)
+                        self.report(call, shaped)
+                        continue
                 spec = self._specialized(call, callee, loop, counters) if counted is None else None
+                spec = spec or (partial_argument(self, call, callee, loop, counters, self.defs)
+                                if counted is None else None)
                 if spec is not None:
                     reported.add(callee)
                     self.report(call, spec)
@@ -249,14 +267,19 @@ class ChangingValueRecompile(LoopCalls):
             reported.add(callee)
             self.report(call, MESSAGE.format(what=what.format(arg=arg, how=how), name=callee, guard=guard, fix=fix))
 
-    def _specialized(self, call, callee: str, loop, counters: dict):
-        """An int bounding a `range` loop, a float Dynamo needs as a number, or a list of strings it
-        reads, that the loop changes (compile_specialized)."""
+    def _def(self, callee: str) -> tuple:
+        """(FunctionDef, parameters not passed) of what the compiled ``callee`` runs, or (None, 0)."""
         fn, skip = self.compiled.get(callee), 0
         if fn is None:
             fn = self.defs.get(self.targets.get(callee, ""))
         if fn is None:
             fn, skip = _definition(self.module, callee)
+        return fn, skip
+
+    def _specialized(self, call, callee: str, loop, counters: dict):
+        """An int bounding a `range` loop, a float Dynamo needs as a number, or a list of strings it
+        reads, that the loop changes (compile_specialized)."""
+        fn, skip = self._def(callee)
         if fn is None:
             return None
         return specialized_call(self, call, callee, loop, counters, fn, skip, self.literals)
@@ -284,78 +307,6 @@ class ChangingValueRecompile(LoopCalls):
                     how = self.grown.get(id(lp), {}).get(expr.value)
                     if how is not None and not _bounded_chain(lp, self.limit):
                         return _grown(LIST, expr.value, how)
-        return None
-
-    def _cycled(self, call: cst.Call, loop, counters: dict):
-        """(argument, what it is, the loop, guard, values) for an argument that a `for` around the
-        call sets to each of a few strings or Enum members (`for mode in ("a", "b", "c")`,
-        `for pooling in Pooling`): a recompile per value, below the limit or not."""
-        for a in call.args:
-            if type(a.value) is not cst.Name:
-                continue
-            value = self.value_in_loop(a.value.value, loop)
-            if type(value) is cst.Subscript and len(value.slice) == 1 \
-                    and type(value.slice[0].slice) is cst.Index \
-                    and set(names_in(value.slice[0].slice.value)) & set(counters):
-                # `name = ["a", "b", "c"][i % 3]`: the loop picks one of the listed values
-                hit = self._few(value.value, f"`{code(value)}`", a.value.value)
-                if hit is not None:
-                    return hit
-            if type(value) is cst.DictComp and type(value.for_in.iter) is cst.Name:
-                hit = self._key_sets(a.value.value, value.for_in.iter.value, loop, counters)
-                if hit is not None:
-                    return hit
-            for lp in loop.chain():
-                node = lp.node
-                if type(node) is not cst.For or type(node.target) is not cst.Name \
-                        or node.target.value != a.value.value:
-                    continue
-                it = node.iter
-                how = f"`for {node.target.value} in {code(it)}`"
-                if type(it) is cst.Name and it.value in self.enums and self.enums[it.value] >= MANY:
-                    return a.value.value, f"is each member of the Enum `{it.value}`", how, \
-                        "an Enum member by identity", self.enums[it.value]
-                hit = self._few(it, how, a.value.value)
-                if hit is not None:
-                    return hit
-        return None
-
-    def _key_sets(self, arg: str, keys: str, loop, counters: dict):
-        """`weights = {t: 1.0 for t in tasks}` where the loop sets `tasks` to one of a literal list of
-        key tuples (`tasks = SETS[step % len(SETS)]`, `for tasks in SETS`): a graph per set of keys."""
-        picked = self.value_in_loop(keys, loop)
-        it, how = None, None
-        if type(picked) is cst.Subscript and len(picked.slice) == 1 and type(picked.slice[0].slice) is cst.Index \
-                and set(names_in(picked.slice[0].slice.value)) & set(counters):
-            it, how = picked.value, f"`{keys} = {code(picked)}`"
-        for lp in loop.chain():
-            node = lp.node
-            if it is None and type(node) is cst.For and type(node.target) is cst.Name and node.target.value == keys:
-                it, how = node.iter, f"`for {keys} in {code(node.iter)}`"
-        if type(it) is cst.Name:
-            it = self.literals.get(it.value)
-        n = key_sets(it) if it is not None else None
-        if n is None or n < MANY:
-            return None
-        return arg, "is a dict whose keys are one of a few sets", how, "a dict's keys", n
-
-    def _few(self, it, how: str, arg: str):
-        """A literal list or tuple of at least MANY different strings or Enum members."""
-        if type(it) not in (cst.List, cst.Tuple) or not it.elements:
-            return None
-        values = {code(el.value) for el in it.elements}
-        if len(values) < MANY:
-            return None
-        if all(type(el.value) is cst.SimpleString for el in it.elements):
-            return arg, "is each of a few strings", how, "a string's value", len(values)
-        if all(type(el.value) is cst.Attribute and type(el.value.value) is cst.Name
-               and el.value.value.value in self.enums for el in it.elements):
-            return arg, "is each of a few Enum members", how, "an Enum member by identity", len(values)
-        kinds = {_container(el.value) for el in it.elements}
-        if len(kinds) >= MANY:
-            said = ", ".join(f"a {k}" for k in sorted(kinds - {"value"}))
-            said += " and another value" if "value" in kinds else ""
-            return arg, f"is {said} in turn", how, "each argument's type", len(kinds)
         return None
 
     def _reads(self, fn: cst.FunctionDef) -> set:
@@ -426,15 +377,6 @@ def _grown(kind, name: str, how: str):
     if how.startswith(" = "):
         return (CUT if kind is LIST else kind), name, f"`{name}{how}`"
     return kind, name, f"`{name}{how}`" if how.startswith(".") else "`+=`"
-
-
-def _container(expr: cst.BaseExpression) -> str:
-    """The Python type a literal element is written as: dict, list, tuple; "value" for anything else."""
-    if type(expr) in (cst.Dict, cst.DictComp):
-        return "dict"
-    if type(expr) in (cst.List, cst.ListComp):
-        return "list"
-    return "tuple" if type(expr) is cst.Tuple else "value"
 
 
 def _is_list(expr: cst.BaseExpression) -> bool:
