@@ -274,3 +274,54 @@ def test_a_tuple_returned_says_more_than_its_annotation(tmp_path, capsys, monkey
 def test_a_tuple_whose_first_is_a_float_tensor_keeps_the_store_quiet(tmp_path, capsys, monkeypatch):
     files = dict(ANNOTATED, **{"seqs.py": ANNOTATED["seqs.py"].replace("{RET}", "padding.float()")})
     assert "train.py:10:9:HPU006" not in lint(tmp_path, files, capsys, monkeypatch)
+
+
+DECODE = """
+import torch
+
+
+def generate(model, tokenizer, prompt, steps):
+    ids = prompt.to("hpu")
+    for step in range(steps):
+        {INSIDE}
+        logits = model(ids)
+        ids = torch.cat([ids, logits[:, -1:].argmax(-1)], dim=1)
+    {AFTER}
+    return ids
+"""
+
+
+def test_decoding_device_ids_with_a_tokenizer_every_step_reads_them_to_the_host():
+    src = DECODE.replace("{INSIDE}", "print(tokenizer.decode(ids[0]))").replace("{AFTER}", "")
+    assert ("HPU005", 8) in found(src, ("HPU005",))
+
+
+def test_decoding_them_once_after_the_loop_is_quiet():
+    src = DECODE.replace("{INSIDE}", "").replace("{AFTER}", "print(tokenizer.batch_decode(ids))")
+    assert found(src, ("HPU005",)) == []
+
+
+SKIP = """
+import torch
+
+
+def train(model, loader, optimizer):
+    for step, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x.to("hpu")), y.to("hpu"))
+        loss.backward()
+        optimizer.step()
+        {SKIP}
+        print(loss.item())
+"""
+
+
+def test_a_pass_that_skips_to_the_next_unless_it_is_a_logging_step_reads_on_an_interval():
+    for skip in ("if step % 10 != 0:\n            continue", "if step % 10:\n            continue",
+                 "if step % 10 != 0 or not verbose:\n            continue"):
+        src = SKIP.replace("{SKIP}", skip).replace("(model, loader,", "(model, verbose, loader,")
+        assert found(src, ("HPU005",)) == [], skip
+
+
+def test_a_pass_that_skips_on_another_test_still_reads_every_step():
+    src = SKIP.replace("{SKIP}", "if loss is None:\n            continue")
+    assert found(src, ("HPU005",)) == [("HPU005", 12)]

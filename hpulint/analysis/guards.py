@@ -391,3 +391,29 @@ def _sets_again(scope: cst.CSTNode, key: str, skip: cst.CSTNode, emptied: bool =
             return True
         stack.extend(child_nodes(n))
     return False
+
+
+def skips_the_pass(node: cst.If) -> bool:
+    """`if ...: continue` (the body's last statement skips the rest of the pass)."""
+    body = node.body.body
+    if not body:
+        return False
+    last = body[-1]
+    return type(last) is cst.SimpleStatementLine and len(last.body) == 1 and type(last.body[0]) is cst.Continue
+
+
+_NEGATED_OPS = {cst.NotEqual: cst.Equal, cst.Equal: cst.NotEqual}
+
+
+def negated(test: cst.BaseExpression) -> cst.BaseExpression:
+    """The test that holds when ``test`` does not: `a != b` -> `a == b`, `not x` -> `x`,
+    `a or b` -> `(not a) and (not b)`; anything else -> `not test`."""
+    tp = type(test)
+    if tp is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return test.expression
+    if tp is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) in _NEGATED_OPS:
+        op = _NEGATED_OPS[type(test.comparisons[0].operator)]()
+        return test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=op)], lpar=(), rpar=())
+    if tp is cst.BooleanOperation and type(test.operator) is cst.Or:
+        return cst.BooleanOperation(negated(test.left), cst.And(), negated(test.right))
+    return cst.UnaryOperation(cst.Not(), test)

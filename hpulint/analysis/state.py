@@ -136,6 +136,7 @@ class Loop:
         self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
+        self.skip_guards = 0  # `if not interval: continue` in its body: branches it pushed for the rest
         self.block = None  # the Block of its body (definite assignments in the current pass)
         self.iterated_params: list = []  # parameters of the function the loop iterates
         self.iter_calls: frozenset = frozenset()  # ids of the calls in its iterable (run once, before it)

@@ -77,6 +77,13 @@ class Flow:
         self.statements.pop()
         self._merge_if(frame)
         self._leave_branch(node)
+        loop = self.loop
+        if loop is not None and self.blocks and self.blocks[-1] is loop.block and node.orelse is None \
+                and guards.skips_the_pass(node) and self.is_interval(guards.negated(node.test)):
+            # `if counter % print_every != 0: continue`: the rest of the pass runs on a logging
+            # interval, as if it were the body of `if counter % print_every == 0:`
+            self.if_branches.append(guards.Branch(node, True, True, None))
+            loop.skip_guards += 1
 
     def _counters_here(self) -> set:
         """The counters of the loops around the current point."""
@@ -186,6 +193,8 @@ class Flow:
     def _leave_loop(self, node: cst.CSTNode) -> None:
         self.statements.pop()
         loop = self.loops.pop()
+        for _ in range(loop.skip_guards):
+            self.if_branches.pop()
         self._pop_block()
         # names the loop updates from their value in the last pass (x = f(x)); whether one is a
         # device tensor is decided when the project is linked

@@ -11,7 +11,8 @@ import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.outputs import run_output
-from hpulint.analysis.syntax import keyword
+from hpulint.analysis.names import is_tokenizer_name
+from hpulint.analysis.syntax import keyword, last_name
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -27,7 +28,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -88,6 +89,10 @@ class HostSyncEveryStep(Rule):
                 vals = [an.value(arg)] + ([an.value(el.value) for el in arg.elements
                                            if type(el) is cst.DictElement] if type(arg) is cst.Dict else [])
                 self._report_any(node, f"`{method}()` of a tensor (TensorBoard reads it with `.cpu().numpy()`)", vals)
+            elif method in ("decode", "batch_decode") and node.args and is_tokenizer_name(last_name(recv)):
+                # a tokenizer turns the ids into a Python list (`.tolist()`) before decoding them
+                self._report(node, f"`{method}()` of device token ids (the tokenizer reads them with "
+                             "`.tolist()`)", an.value(node.args[0].value))
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
                     an.value(el.value) for a in node.args if type(a.value) is cst.Dict
