@@ -4,6 +4,9 @@ look-alikes stay quiet: a static cache written at a device position (the concate
 the fallback for calls without a position), a mask kept with the cache, and a join of two pieces
 of the current step.
 
+A file that never keeps a returned cache for the next call, and a window of a fixed length kept
+between video chunks, are look-alikes too.
+
 The cases are written for these tests; none is copied from a repository.
 """
 from __future__ import annotations
@@ -33,7 +36,14 @@ class Attention(nn.Module):
         if {PARAM} is not None:
             past_key, past_value = {PARAM}
             {BODY}
-        return k, v
+        return k, v, (k, v)
+
+
+def decode(layer, x, steps):
+    past = None
+    for _ in range(steps):
+        x, _, past = layer(x, past)
+    return x
 """
 
 GROW = """k = torch.cat((past_key.type_as(k), k), dim=-2)
@@ -58,6 +68,14 @@ def test_a_static_cache_written_at_a_device_position_keeps_its_fallback_quiet():
     assert found(LAYER.replace("{BODY}", STATIC_OR_GROW).replace("{PARAM}", "past_key_value")) == []
 
 
+def test_an_encoder_whose_cache_argument_nothing_feeds_back_is_quiet():
+    # the same layer in a file that never keeps the returned cache for the next call (a text
+    # encoder written with Hugging Face's `past_key_value` argument): it stays None
+    src = LAYER.replace("{BODY}", GROW).replace("{PARAM}", "layer_past")
+    src = src.replace("x, _, past = layer(x, past)", "x, _, _ = layer(x)")
+    assert found(src) == []
+
+
 def test_a_mask_kept_with_the_cache_is_not_the_cache():
     # `past_mask`: the keys do not come from a key/value cache
     assert found(LAYER.replace("{BODY}", GROW).replace("{PARAM}", "past_mask")) == []
@@ -78,6 +96,16 @@ class MultiheadAttention(nn.Module):
         return q @ k.transpose(1, 2)
 
 
+class VideoDecoderConv(nn.Module):
+    def forward(self, x, feat_cache, idx):
+        cache_x = x[:, :, -2:].clone()
+        if feat_cache[idx] is not None:
+            # one frame of the last chunk and the new ones: a window of a fixed length
+            cache_x = torch.cat([feat_cache[idx][:, :, -1].unsqueeze(2), cache_x], dim=2)
+        feat_cache[idx] = cache_x
+        return x
+
+
 class Streaming(nn.Module):
     def __init__(self):
         super().__init__()
@@ -94,7 +122,8 @@ class Streaming(nn.Module):
 
 def test_keys_read_from_saved_states_or_a_streaming_state_are_a_cache():
     got = found(SAVED.replace("{STORE}", 'saved["prev_key"] = k'))
-    assert got == [("HPU003", 11), ("HPU003", 24)]
+    # (the video decoder's causal window keeps its length: quiet)
+    assert got == [("HPU003", 11), ("HPU003", 34)]
 
 
 def test_a_join_of_two_pieces_of_the_current_step_is_no_cache():

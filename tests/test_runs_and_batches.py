@@ -325,3 +325,9 @@ def test_a_pass_that_skips_to_the_next_unless_it_is_a_logging_step_reads_on_an_i
 def test_a_pass_that_skips_on_another_test_still_reads_every_step():
     src = SKIP.replace("{SKIP}", "if loss is None:\n            continue")
     assert found(src, ("HPU005",)) == [("HPU005", 12)]
+
+
+def test_a_pass_skipped_on_a_flag_is_not_a_logging_interval():
+    # `if interrupted: continue` skips nothing on the usual pass: the read after it is per step
+    src = SKIP.replace("{SKIP}", "if interrupted:\n            continue").replace("(model, loader,", "(model, interrupted, loader,")
+    assert found(src, ("HPU005",)) == [("HPU005", 12)]

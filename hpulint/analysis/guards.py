@@ -417,3 +417,15 @@ def negated(test: cst.BaseExpression) -> cst.BaseExpression:
     if tp is cst.BooleanOperation and type(test.operator) is cst.Or:
         return cst.BooleanOperation(negated(test.left), cst.And(), negated(test.right))
     return cst.UnaryOperation(cst.Not(), test)
+
+
+def has_modulo(test: cst.BaseExpression) -> bool:
+    """The test computes a remainder (`counter % print_every != 0`): a skip on every pass but the
+    k-th, not on a flag (`if self.interrupt: continue` skips nothing on the usual pass)."""
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo:
+            return True
+        stack.extend(child_nodes(n))
+    return False

@@ -79,7 +79,8 @@ class Flow:
         self._leave_branch(node)
         loop = self.loop
         if loop is not None and self.blocks and self.blocks[-1] is loop.block and node.orelse is None \
-                and guards.skips_the_pass(node) and self.is_interval(guards.negated(node.test)):
+                and guards.skips_the_pass(node) and guards.has_modulo(node.test) \
+                and self.is_interval(guards.negated(node.test)):
             # `if counter % print_every != 0: continue`: the rest of the pass runs on a logging
             # interval, as if it were the body of `if counter % print_every == 0:`
             self.if_branches.append(guards.Branch(node, True, True, None))

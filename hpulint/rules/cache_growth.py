@@ -40,6 +40,8 @@ def cache_source(an, aliases: dict, expr: cst.BaseExpression) -> Optional[str]:
         if tp is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in VIEWS:
             expr = expr.func.value
         elif tp is cst.Subscript:
+            if len(expr.slice) > 1 or type(expr.slice[0].slice) is cst.Slice:
+                return None  # a window of the cache (`feat_cache[i][:, :, -1]`): a bounded size
             key = string_value(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
                 type(expr.slice[0].slice) is cst.Index else None
             if key is not None and cache_name(key):
@@ -93,3 +95,28 @@ def static_write(an, aliases: dict, call: cst.Call) -> bool:
     if cache_name(name):  # `self.k_cache(k, dim, idx)`: a cache module called with the new keys
         return True
     return name == "update" and type(func.value) is cst.Attribute and cache_name(func.value.attr.value)
+
+
+def fed_back(an, node: cst.Assign) -> bool:
+    """The assignment keeps a cache for the next call: `self.layer_past = presents`,
+    `saved_state["prev_key"] = k`, `self._streaming_state["past_keys"] = k`, or, in a loop,
+    `logits, kv_cache = model(x, past_kv=kv_cache)`. A file with none (an encoder written with a
+    cache argument it is never given) does not grow one."""
+    if type(node.value) is cst.Name and node.value.value == "None":
+        return False
+    for t in node.targets:
+        target = t.target
+        if type(target) is cst.Attribute and cache_name(target.attr.value):
+            return True
+        if type(target) is cst.Subscript:
+            key = string_value(target.slice[0].slice.value) if type(target.slice[0].slice) is cst.Index else None
+            base = target.value
+            if (key is not None and cache_name(key)) or (type(base) is cst.Name and cache_name(base.value)) \
+                    or (type(base) is cst.Attribute and cache_name(base.attr.value)):
+                return True
+        if an.loop is not None and type(node.value) is cst.Call:
+            names = [target] if type(target) is cst.Name else \
+                [el.value for el in target.elements] if type(target) in (cst.Tuple, cst.List) else []
+            if any(type(n) is cst.Name and cache_name(n.value) for n in names):
+                return True
+    return False

@@ -12,7 +12,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
-from hpulint.rules.cache_growth import VIEWS, cache_source, static_write
+from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_write
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
@@ -57,17 +57,20 @@ class GrowingCatAccumulator(Rule):
         super().__init__(ctx)
         self.aliases: dict = {}  # (function, name) -> the state it was read from (`m = kwargs["mask"]`)
         self.static: set = set()  # ids of functions that write a preallocated cache in place
+        self.fed_back = False  # the file keeps a grown cache for the next call (see cache_growth.fed_back)
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Attribute and static_write(self.an, self.aliases, node):
             self.static.add(id(self.an.function))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        an = self.an
+        if not self.fed_back and an.function.name not in SETUP_METHODS and fed_back(an, node):
+            self.fed_back = True
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
         value = node.value
-        an = self.an
         if type(target) is cst.Name:
             key = (id(an.function), target.value)
             if type(value) in (cst.Subscript, cst.Attribute) or (
@@ -159,8 +162,10 @@ class GrowingCatAccumulator(Rule):
         fn = id(an.function)
 
         def when():
-            if _on_host(an, every, every[1:]) or fn in self.static:
-                return None  # (a static cache written in place is the default path)
+            if _on_host(an, every, every[1:]) or fn in self.static or not self.fed_back:
+                # (a static cache written in place is the default path; a file that never keeps
+                # the cache for the next call is an encoder whose cache argument stays None)
+                return None
             why = an.every_step(here)
             return None if why is None else f"{why}"
 
