@@ -138,3 +138,35 @@ def test_a_join_of_two_pieces_of_the_current_step_is_no_cache():
             return torch.cat((rot * 2, keep), dim=-1)
     """
     assert found(src) == []
+
+
+CAUSAL = """
+import torch
+from torch import nn
+
+
+class CausalPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.causal_cache = None
+
+    def forward(self, x):
+        if self.causal_cache is not None:
+            x = torch.cat((self.causal_cache, x), dim=2)
+        self.causal_cache = {KEEP}
+        return x.mean(dim=2)
+
+
+def decode(pool, chunks):
+    for chunk in chunks:
+        yield pool(chunk)
+"""
+
+
+def test_a_cache_that_keeps_only_the_last_frames_does_not_grow():
+    # the decoder keeps the last frame of each chunk for the next one: a fixed length
+    assert found(CAUSAL.replace("{KEEP}", "x[:, :, -1:].clone()")) == []
+
+
+def test_a_cache_that_keeps_everything_it_joined_grows():
+    assert found(CAUSAL.replace("{KEEP}", "x.clone()")) == [("HPU003", 13)]

@@ -101,9 +101,10 @@ def fed_back(an, node: cst.Assign) -> bool:
     """The assignment keeps a cache for the next call: `self.layer_past = presents`,
     `saved_state["prev_key"] = k`, `self._streaming_state["past_keys"] = k`, or, in a loop,
     `logits, kv_cache = model(x, past_kv=kv_cache)`. A file with none (an encoder written with a
-    cache argument it is never given) does not grow one."""
-    if type(node.value) is cst.Name and node.value.value == "None":
-        return False
+    cache argument it is never given), or that keeps only a window of what it joined (a causal
+    video decoder's last frames), does not grow one."""
+    if type(node.value) is cst.Name and node.value.value == "None" or _window(node.value):
+        return False  # (`self.causal_cache = x[:, :, -1:].clone()`: the last frames, a fixed length)
     for t in node.targets:
         target = t.target
         if type(target) is cst.Attribute and cache_name(target.attr.value):
@@ -120,3 +121,13 @@ def fed_back(an, node: cst.Assign) -> bool:
             if any(type(n) is cst.Name and cache_name(n.value) for n in names):
                 return True
     return False
+
+
+def _window(value: cst.BaseExpression) -> bool:
+    """The last positions of a tensor, through views (`x_pad[:, :, -1:].clone()`, `x[:, -2 * n:-n]`):
+    a fixed length. (`nk[:, offset:]` drops the first `offset`: it may keep everything.)"""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in VIEWS:
+        value = value.func.value
+    return type(value) is cst.Subscript and any(
+        type(el.slice) is cst.Slice and type(el.slice.lower) is cst.UnaryOperation
+        and type(el.slice.lower.operator) is cst.Minus for el in value.slice)

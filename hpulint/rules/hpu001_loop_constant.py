@@ -211,10 +211,12 @@ class LoopIteratorConstant(Rule):
                                "the graph, a Python number read here is a new scalar every pass)"
                     return None
 
-                # each counter the subscript reads is a candidate (`ctx[batch_index, :current_index]`:
-                # an inner loop's index first, the step's counter second); the first that
-                # changes every step is reported, once per subscript
                 self._report(node, name, origin, where, what, fix=self._fix_later(node, name, origin))
+                if not isinstance(origin, str):
+                    return  # a loop's own counter decides (a tile loop's `x[:, i:i+t, j:j+t]`)
+                # a parameter may or may not carry a step's counter: the next one is a candidate
+                # too (`ctx[batch_index, :current_index]`), and the first that changes every
+                # step is reported, once per subscript
 
     def _attribute_counter(self, node: cst.Subscript) -> None:
         """`self.sigmas[self.step_index]` in a method run every step, where some method of the
