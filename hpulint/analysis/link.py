@@ -22,39 +22,17 @@ from __future__ import annotations
 
 import os
 
-import re
 from typing import Optional
 
 from hpulint.analysis.loop_kinds import numbers_models, samples
-from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.link_targets import TargetsAndRegions
+from hpulint.analysis.seeds import step_seeds
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
-_BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
-                          r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
-                          r"^(?:before|after)_(?:forward|loss|backward|train_batch|dataloader)$|"
-                          r"^(?:batch|step)_(?:start|end|begin)$|^on_(?:train|validation|test|predict)_batch_(?:start|end)$")
-
-
-def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
-    """Why a method of a framework class runs every step, if it does."""
-    if kind == "optimizer" and name == "step":
-        return "step() of an optimizer, called every step"
-    if kind == "metric" and name in ("update", "forward"):
-        return f"{name}() of a metric, called every batch"
-    if kind == "callback" and _BATCH_EVENT.match(name):
-        return f"{name}() of a callback, called every batch"
-    if kind == "scheduler" and name in ("step", "scale_model_input"):
-        return f"{name}() of a diffusion scheduler, called every denoising step"
-    if kind == "algorithm" and name == "apply":
-        return "apply() of a training algorithm, called on every event it matches"
-    return None
-
-
 class Linked(TargetsAndRegions):
     """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
 
@@ -178,46 +156,6 @@ class Linked(TargetsAndRegions):
 
     # --- hot functions and step loops ----------------------------------------------------
 
-    def _seeds(self) -> dict:
-        """Functions a framework calls once per step: forward() of a model, step hooks, an
-        optimizer's step(), a metric's update(), a callback's per-batch events."""
-        p = self.project
-        hot = {}
-        for cid, (mod, c) in p.classes.items():
-            methods = c["methods"]
-            if p.is_model_class(cid):
-                for name in ("forward", "__call__"):
-                    fid = methods.get(name)
-                    if fid:
-                        hot[fid] = "forward() of an nn.Module" if name == "forward" else "__call__() of a model"
-            kind = p.framework_kind(cid)
-            for name, fid in methods.items():
-                why = hook_reason(kind, name)
-                if why and fid not in hot:
-                    hot[fid] = why
-            for name in c["attrs"]:
-                # `self.training_step = self.dynamic_ops_training_step`: a method installed as
-                # a hook (or as forward) by assignment is called as that hook
-                if name in STEP_HOOKS or (name == "forward" and p.is_model_class(cid)):
-                    why = f"installed as {name}(), called once per step"
-                else:
-                    why = hook_reason(kind, name)
-                if why is None:
-                    continue
-                for v in p.class_attr(cid, name):
-                    if v.tag == "attr" and v.base.tag == "self":
-                        fid = p.method(v.base.cls, v.name)
-                        if fid is not None and fid not in hot:
-                            hot[fid] = why
-        for fid, (mod, f) in p.functions.items():
-            if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
-                hot[fid] = f"{f['name']}(), called once per step"
-            elif (f["cls"] is None and f["kind"] != "module" and f["params"][:1] == ["self"]
-                  and f["name"].endswith("forward") and fid not in hot):
-                # `def gaudi_llama_forward(self, ...)`, assigned over a model's forward
-                hot[fid] = "a forward() written to replace a model's (its first parameter is self)"
-        return hot
-
     def _multi_step(self, loops: dict) -> set:
         """Functions that run many steps per call: they hold a step loop, or call one that does
         (a sampler's `sample()`, a `train_one_epoch()`): calling one is not one step."""
@@ -311,7 +249,7 @@ class Linked(TargetsAndRegions):
 
     def _hot_and_loops(self) -> None:
         p = self.project
-        seeds = self._seeds()
+        seeds = step_seeds(self.project)
         hot = dict(seeds)
         loops: dict = {}
         multi: set = set()
