@@ -1,4 +1,24 @@
-"""Source snippets several test modules lint, fix or run as files."""
+"""Source snippets several test modules lint, fix or run as files, and a helper that lints a small
+project written into a temporary folder."""
+import textwrap
+from pathlib import Path
+
+
+def lint_project(root: Path, files: dict, capsys, monkeypatch) -> list:
+    """Write ``files`` (relative path -> source) under ``root`` with an empty pyproject.toml, run
+    `hpulint check --no-cache .` there and return its findings as sorted "path:line:col:CODE"."""
+    from hpulint.cli import main
+
+    (root / "pyproject.toml").write_text("")
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    monkeypatch.chdir(root)
+    main(["check", "--no-cache", "--exit-zero", "."])
+    out = capsys.readouterr().out
+    return sorted(line.split(" ")[0] + line.split(" ")[1] for line in out.splitlines() if ": HPU" in line)
+
 
 # a training loop that reads the loss on the host every step: HPU005 at 9:15
 HAZARD = """\

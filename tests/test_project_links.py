@@ -7,22 +7,9 @@ The cases are written for these tests; none is copied from a repository.
 """
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
-from hpulint.cli import main
+from snippets import lint_project as lint
 
-
-def lint(root: Path, files: dict, capsys, monkeypatch) -> list:
-    (root / "pyproject.toml").write_text("")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    monkeypatch.chdir(root)
-    main(["check", "--no-cache", "--exit-zero", "."])
-    out = capsys.readouterr().out
-    return sorted(line.split(" ")[0] + line.split(" ")[1] for line in out.splitlines() if ": HPU" in line)
 
 
 PIPELINE = """

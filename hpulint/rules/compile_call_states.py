@@ -79,22 +79,18 @@ def _calls(module: cst.Module, compiled: set, defs: dict) -> list:
     """(callee, call, with items around it, `for` loops around it, enclosing def or None) for each
     call of a compiled name, or of a parameter that a call of its function fills with one."""
     passed = {}  # (def name, parameter) -> compiled name given to it
-    for n in descendants(module):
-        if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in defs:
-            params = [p.name.value for p in defs[n.func.value].params.params]
-            for k, a in enumerate(n.args):
-                if type(a.value) is cst.Name and a.value.value in compiled:
-                    p = a.keyword.value if a.keyword is not None else params[k] if k < len(params) else None
-                    passed[(n.func.value, p)] = a.value.value
-    out = []
+    named = []  # every call of a plain name, with where it is (one walk of the module)
     stack = [(module, (), (), None)]
     while stack:
         node, withs, fors, fn = stack.pop()
         if type(node) is cst.Call and type(node.func) is cst.Name:
-            name = node.func.value
-            callee = name if name in compiled else passed.get((fn.name.value, name)) if fn is not None else None
-            if callee is not None:
-                out.append((callee, node, withs, fors, fn))
+            named.append((node, withs, fors, fn))
+            if node.func.value in defs:
+                params = [p.name.value for p in defs[node.func.value].params.params]
+                for k, a in enumerate(node.args):
+                    if type(a.value) is cst.Name and a.value.value in compiled:
+                        p = a.keyword.value if a.keyword is not None else params[k] if k < len(params) else None
+                        passed[(node.func.value, p)] = a.value.value
         if type(node) is cst.FunctionDef:  # (children pushed last first: the calls come in source order)
             stack += [(c, (), (), node) for c in reversed(child_nodes(node.body))]
         elif type(node) is cst.With:
@@ -104,6 +100,12 @@ def _calls(module: cst.Module, compiled: set, defs: dict) -> list:
             stack += [(c, withs, fors + (node,), fn) for c in reversed(child_nodes(node.body))]
         else:
             stack += [(c, withs, fors, fn) for c in reversed(child_nodes(node))]
+    out = []
+    for node, withs, fors, fn in named:
+        name = node.func.value
+        callee = name if name in compiled else passed.get((fn.name.value, name)) if fn is not None else None
+        if callee is not None:
+            out.append((callee, node, withs, fors, fn))
     return out
 
 

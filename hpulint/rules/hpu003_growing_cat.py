@@ -47,7 +47,7 @@ CACHE_MESSAGE = (
 class GrowingCatAccumulator(Rule):
     code = "HPU003"
     name = "growing-cat-accumulator"
-    summary = "an accumulator re-assigned from torch.cat/stack of itself every step"
+    summary = "an accumulator re-assigned from torch.cat/stack of itself every step, or a key/value cache extended every call"
     triggers = ("cat", "stack", "pad")
     lazy_mode_only = True
     fix_safety = "safe"
@@ -166,8 +166,7 @@ class GrowingCatAccumulator(Rule):
                 # (a static cache written in place is the default path; a file that never keeps
                 # the cache for the next call is an encoder whose cache argument stays None)
                 return None
-            why = an.every_step(here)
-            return None if why is None else f"{why}"
+            return an.every_step(here)
 
         message = CACHE_MESSAGE.format(target=code(target), cache=cache, join=join, why="{why}")
         self.report(node, message, when=when)
