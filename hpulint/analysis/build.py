@@ -98,7 +98,12 @@ def _value(an, node) -> Val:
     if tp is cst.ListComp and not _reads_targets(node):
         # `[torch.zeros(n, device=d) for _ in range(world)]`: a list of that element
         return Tup((value(an, node.elt),))
-    if tp in (cst.List, cst.ListComp, cst.GeneratorExp, cst.Set, cst.SetComp):
+    if tp in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+        # `[l.item() for l in losses]`, `(p.grad.abs().max() for p in params)`: a list of
+        # the element as it was while the comprehension's targets were bound
+        elt = an.comp_elems.get(id(node))
+        return Tup((elt,)) if elt is not None else V_SEQ
+    if tp in (cst.List, cst.Set):
         return V_SEQ
     if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body
         return Sym(an.lambda_id(node))
@@ -149,7 +154,8 @@ def _int_literal(node) -> Optional[int]:
 
 def method_hint(an, call: cst.Call, name: str) -> str:
     """What a method's arguments say: "cpu" (moved to the host), "dtype" (only a dtype),
-    "device" (moved somewhere else), "args" (some arguments), "" (none)."""
+    "device" (moved somewhere else), "dims" (torch's `dim=`/`keepdim=`/`descending=` keywords,
+    which NumPy spells `axis=`: a tensor method), "args" (other arguments), "" (none)."""
     if not call.args:
         return "device" if name == "cuda" else ""
     if name in ("to", "cuda", "type"):
@@ -165,7 +171,12 @@ def method_hint(an, call: cst.Call, name: str) -> str:
             if not _is_dtype(an, v):
                 dtype_only = False
         return "dtype" if dtype_only else "device"
+    if any(a.keyword is not None and a.keyword.value in _TORCH_DIM_KEYWORDS for a in call.args):
+        return "dims"
     return "args"
+
+
+_TORCH_DIM_KEYWORDS = frozenset({"dim", "keepdim", "descending"})
 
 
 def _is_cpu(an, node) -> bool:
@@ -249,7 +260,8 @@ def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:
         return Arith(tuple(value(an, a.value) for a in args[:1]), "num") if args else V_SCALAR
     if name in ("min", "max", "sum"):
         if len(args) == 1:
-            return V_UNKNOWN if name != "sum" else Arith((Elem(value(an, args[0].value)),), "arith")
+            # one of the elements (`max(p.grad.abs().max() for p in params)`: a tensor)
+            return Elem(value(an, args[0].value)) if name != "sum" else Arith((Elem(value(an, args[0].value)),), "arith")
         return join(tuple(value(an, a.value) for a in args))
     if name in ("iter", "reversed"):  # (`reversed(t)` of a tensor is a flipped tensor)
         return value(an, args[0].value) if args else V_UNKNOWN
@@ -287,6 +299,11 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_LOADER
     if qn in MARKING_LOADERS:
         return V_MLOADER
+    if qn == "functools.partial" and call.args and call.args[0].keyword is None \
+            and all(a.keyword is not None for a in call.args[1:]):
+        # `partial(shared_update_fn, sde=sde, corrector=c)`: calling it calls the function (with
+        # keywords only, the positional arguments of a call still map to its parameters)
+        return value(an, call.args[0].value)
     if qn == "itertools.islice":  # `islice(loader, num_steps)`: the first batches of the loader
         return value(an, call.args[0].value) if call.args else V_UNKNOWN
     if qn.startswith(OPTIMIZER_MODULES) and qn.rsplit(".", 1)[-1][:1].isupper() \

@@ -40,10 +40,10 @@ def record_call(an, node: cst.Call) -> None:
         if node.args:
             an.compiled.append((an.value(node.args[0].value), qn, an.compile_key() != "compile"))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
-        an.evidence.setdefault(an.compile_key(), f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
+        an.note_compile(f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
     elif qn in ("functools.partial", "partial") and node.args and an.qualname(node.args[0].value) == "torch.compile":
         # `compile_static = functools.partial(torch.compile, dynamic=False)`: a compile wrapper
-        an.evidence.setdefault(an.compile_key(), "calls functools.partial(torch.compile, ...)")
+        an.note_compile("calls functools.partial(torch.compile, ...)")
     if type(func) is cst.Attribute:
         if name == "update" and loop is not None and _PROGRESS.search(last_name(func.value) or ""):
             loop.progress = True  # `progress_bar.update()` once a pass
@@ -60,7 +60,7 @@ def record_call(an, node: cst.Call) -> None:
             # `optimizer.step(closure)`: the call site carries the closure, which runs every step
         if name == "compile" and not node.args:
             an.compiled.append((an.value(func.value), ".compile()", an.compile_key() != "compile"))
-            an.evidence.setdefault(an.compile_key(), "calls .compile() on a module")
+            an.note_compile("calls .compile() on a module")
         if name in ("append", "extend", "insert") and type(func.value) is cst.Name and node.args:
             v = an.value(node.args[-1].value)
             an.refine_elements(func.value.value, Elem(v) if name == "extend" else v)

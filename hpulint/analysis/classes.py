@@ -71,7 +71,9 @@ class ClassQueries:
         own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
         for b in [*self.external_bases(cid), *own]:
             leaf = b.rsplit(".", 1)[-1]
-            if b.startswith("torch.optim") or leaf == "Optimizer":
+            if b.startswith("torch.optim") or leaf.endswith("Optimizer"):
+                # `torch.optim.Optimizer`, or a framework's own optimizer base (DeepSpeed's
+                # `DeepSpeedOptimizer`/`ZeROOptimizer`, fairseq's `FairseqOptimizer`)
                 return "optimizer"
             if leaf == "Metric" or b.startswith("torchmetrics."):
                 return "metric"
@@ -82,6 +84,9 @@ class ClassQueries:
             if leaf == "SchedulerMixin" or (b.startswith(("diffusers.", "optimum.habana.diffusers."))
                                             and leaf.endswith("Scheduler")):  # a subclass of a library scheduler
                 return "scheduler"
+            if b.startswith("vllm.") and (leaf.endswith(("WorkerBase", "ModelRunnerBase", "ModelRunnerMixin"))
+                                          or leaf in ("Worker", "GPUModelRunner")):
+                return "engine"  # a vLLM worker or model runner (a platform plugin's)
         return None
 
     def counter_attr(self, cid: str, name: str) -> Optional[str]:

@@ -63,6 +63,7 @@ class Analysis(Walker):
             fn.steps_reason = info["steps"]
             fn.compiled_reason = info["compiled"]
             fn.eager_reason = info.get("eager")
+            fn.compiled_optionally = info.get("optional", False)
             fn.target_info = info["target"]
             fn.counter_reasons = info["counters"]
             for lp in fn.loops:
@@ -256,9 +257,12 @@ class Analysis(Walker):
         return getattr(fn, "compiled_reason", None)
 
     def lazy_mode(self, fn: Scope) -> bool:
-        """Whether code in ``fn`` can run in lazy mode (after bind): not when Dynamo traces it,
-        nor when it runs eagerly next to compiled code (see ``Linked._eager``)."""
-        return not (getattr(fn, "compiled_reason", None) or getattr(fn, "eager_reason", None))
+        """Whether code in ``fn`` can run in lazy mode (after bind): not when Dynamo traces it
+        (unless only an optional compile reaches it), nor when it runs eagerly next to compiled
+        code (see ``Linked._eager``)."""
+        if getattr(fn, "eager_reason", None):
+            return False
+        return not getattr(fn, "compiled_reason", None) or getattr(fn, "compiled_optionally", False)
 
     # --- loops and functions -------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    HOST, INST, MODEL, NONE, R, R_UNKNOWN, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Param, Ret, Sym, Tup, Val, by_name,
+    DEVICE_TENSORS, HOST, INST, MODEL, NONE, R, R_UNKNOWN, SCALAR, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Param, Ret,
+    Sym, Tup, Val, by_name,
     known, r,
 )
 
@@ -61,9 +62,14 @@ class GlobalEnv(Env):
         ev = f["evidence"].get(name)
         if ev == TENSOR:
             # `queries: torch.Tensor` that every caller in the project fills with a Python list
-            # of tensors: the callers say what it holds
-            got = self._from_callers(fid, name, every=(SEQ, SEQ_TENSOR))
-            return got if got.kind in (SEQ, SEQ_TENSOR) else r(ev)
+            # of tensors, `positions` every caller passes a CPU copy for: the callers say what
+            # it holds
+            got = self._from_callers(fid, name, every=_NOT_DEVICE)
+            if got.kind == TUPLE and any(p.kind in DEVICE_TENSORS for p in got.parts):
+                return r(ev)
+            if got.kind == HOST and not all(_moved_to_host(v) for v in self.p.passed(Param(fid, name), defaults=False)):
+                return r(ev)  # (only a copy made for the host, not a factory that may get its device later)
+            return got if got.kind in _NOT_DEVICE else r(ev)
         if ev:
             return r(ev)
         got = self._from_callers(fid, name)
@@ -149,8 +155,19 @@ class ShallowEnv(GlobalEnv):
         return R(SYM, fid) if fid else R_UNKNOWN
 
 
+# what every caller may pass for a parameter annotated or used as a tensor to say it is not one
+# (a Python list of tensors, a CPU copy, an int, None, a tuple of ints)
+_NOT_DEVICE = (SEQ, SEQ_TENSOR, HOST, SCALAR, NONE, TUPLE)
+
+
 def _moved_to_host(v: Val) -> bool:
-    """`x.cpu()`, `x.to("cpu")`, `x.to("cpu").float()`: a value explicitly copied to the host."""
+    """`x.cpu()`, `x.to("cpu")`, `x.to("cpu").float()`, `x.cpu()[idx]`: a value explicitly copied
+    to the host, or such a copy plus a number (`positions_cpu + 1`)."""
+    if v.tag == "arith":
+        moved = [p for p in v.parts if _moved_to_host(p)]
+        return bool(moved) and all(p in moved or (p.tag == "k" and p.kind == SCALAR) for p in v.parts)
+    while v.tag == "elem":
+        v = v.base
     while v.tag == "meth":
         if v.name == "cpu" or (v.name == "to" and v.hint == "cpu"):
             return True

@@ -402,6 +402,15 @@ def skips_the_pass(node: cst.If) -> bool:
     return type(last) is cst.SimpleStatementLine and len(last.body) == 1 and type(last.body[0]) is cst.Continue
 
 
+def returns_early(node: cst.If) -> bool:
+    """`if ...: return` (the body's last statement leaves the function)."""
+    body = node.body.body
+    if not body:
+        return False
+    last = body[-1]
+    return type(last) is cst.SimpleStatementLine and len(last.body) == 1 and type(last.body[0]) is cst.Return
+
+
 _NEGATED_OPS = {cst.NotEqual: cst.Equal, cst.Equal: cst.NotEqual}
 
 

@@ -26,10 +26,10 @@ from typing import Optional
 
 from hpulint.analysis.loop_kinds import numbers_models, samples
 from hpulint.analysis.link_targets import TargetsAndRegions
-from hpulint.analysis.seeds import step_seeds
+from hpulint.analysis.seeds import CALL_SEED, step_seeds
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
-from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
+from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM, UNKNOWN
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
@@ -60,6 +60,8 @@ class Linked(TargetsAndRegions):
         self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
         # functions compiled where the compile always runs (not only under `if args.compile:`)
         self.always_compiled: set = set()
+        self.compiled_always: set = set()
+        self._builds_device_loaders: Optional[bool] = None  # compiled on every path (not only under an option)
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()
@@ -224,6 +226,12 @@ class Linked(TargetsAndRegions):
         if why is not None:
             return why
         if info["carried"]:
+            # `x, x_mean = corrector_update_fn(x, vec_t, model=model)`: each pass hands the model
+            # and the state to a function that runs it (through objects it cannot follow)
+            for _, cls, args, kwargs, *_ in own:
+                if cls is not None and cls[0] == "fn" and cls[1] not in multi and any(
+                        v is not None and self.project.resolve(v).kind == MODEL for v in (*args, *kwargs.values())):
+                    return f"passes a model to {self.called(cls[1])} every pass"
             # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
             # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts
             # of this loop's step
@@ -283,6 +291,14 @@ class Linked(TargetsAndRegions):
                 todo += [t + (False,) for t in self._from_hot(fid)]
             body: dict = {}
             holders = {fid for fid, _ in new_loops}
+            for fid, why in seeds.items():
+                # a model's forward() that holds a decoding loop (captioning's greedy decode), an
+                # engine's execute_model() that runs the model once per pooled request: the
+                # framework calls it every step, so its own body runs once a step (not a
+                # pipeline's __call__(): a whole sampling run)
+                if fid in multi and why != CALL_SEED:
+                    body[fid] = why
+                    todo += [t + (True,) for t in self._from_hot(fid, new_loops)]
             while todo:
                 caller, cls, args, kwargs, deferred, why, batch = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):
@@ -432,6 +448,13 @@ class Linked(TargetsAndRegions):
 
     # --- what a training loop does, with its callees ----------------------------------------
 
+    def _device_loaders(self) -> bool:
+        """Some module of the project builds an MpDeviceLoader/ParallelLoader."""
+        if self._builds_device_loaders is None:
+            self._builds_device_loaders = any("device-loader" in s.get("evidence", {})
+                                              for s in self.project.modules.values())
+        return self._builds_device_loaders
+
     def training_facts(self, fid: str, index: int) -> dict:
         """backward(), optimizer steps and markers of loop ``index`` of ``fid``: in its body, its
         nested loops and every function they call (transitively); and whether its loader marks."""
@@ -447,6 +470,12 @@ class Linked(TargetsAndRegions):
             out["markers"] |= "marks a step" in marks
             if self.step_loops.get((fid, j)) == "marks a step" and "marks a step" not in marks:
                 out["loader"] = True
+        info = f["loops"][index]
+        if not out["loader"] and info["iter"] is not None and self._device_loaders():
+            # `for batch in self.train_loader` built elsewhere, in a project whose loader factory
+            # wraps its loaders in an MpDeviceLoader (on XLA): that loader may mark the steps
+            v = p.val(info["iter"], p.functions[fid][0])
+            out["loader"] = p.resolve(v).kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth")
         seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]
                               if loop in inner and cls is not None and cls[1] is not None]
         while todo:

@@ -48,6 +48,7 @@ class TargetsAndRegions:
             dec = next((d for d in f["decorators"] if d == "torch.compile" or d.endswith("torch_xla.compile")), None)
             if dec is not None:
                 self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
+                self.compiled_always.add(fid)
                 todo.append(fid)
         for mod, s in p.modules.items():
             for j, how, optional in s.get("compiled", ()):
@@ -62,12 +63,14 @@ class TargetsAndRegions:
                 for fid in fids:
                     if not optional:
                         self.always_compiled.add(fid)
+                        self.compiled_always.add(fid)
                     if fid not in self.compiled:
                         self.compiled[fid] = f"compiled with {how}"
                         self.compiled_in[fid] = set()
                         todo.append(fid)
                     if fid in self.compiled_in:  # (not when a decorator compiles it everywhere)
                         self.compiled_in[fid].add(mod)
+        always = list(self.compiled_always)
         while todo:
             fid = todo.pop()
             for _, cls, *_ in self.sites[fid]:
@@ -78,6 +81,14 @@ class TargetsAndRegions:
                     if fid in self.compiled_in:
                         self.compiled_in[cls[1]] = self.compiled_in[fid]
                     todo.append(cls[1])
+        # what only an optional compile reaches (`if compile_optimizer_step: self.optimizer.step =
+        # torch.compile(...)`) also runs uncompiled, in lazy mode when the option is off
+        while always:
+            fid = always.pop()
+            for _, cls, *_ in self.sites[fid]:
+                if cls is not None and cls[1] in self.compiled and cls[1] not in self.compiled_always:
+                    self.compiled_always.add(cls[1])
+                    always.append(cls[1])
 
     def _lazy_module(self, mod: str) -> bool:
         """The module marks lazy steps (mark_step...) or sets PT_HPU_LAZY_MODE=1."""

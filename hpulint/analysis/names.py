@@ -118,7 +118,7 @@ TENSOR_EVIDENCE = frozenset(
         "index_select", "gather", "scatter", "masked_select", "narrow",
         "chunk", "norm", "pow", "sqrt", "exp", "sigmoid", "tanh", "relu", "addcmul",
         "addcmul_", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_",
-        "roll", "repeat_interleave", "element_size",
+        "roll", "repeat_interleave", "element_size", "clone", "float", "half", "bfloat16",
     }
 )
 TENSOR_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "mH", "real", "imag"})
@@ -191,7 +191,7 @@ MODEL_BASES = frozenset(
 # methods called once per step by a framework (Lightning, Hugging Face, composer)
 STEP_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
                         "training_step_end", "validation_step_end", "compute_loss",
-                        "prediction_step", "eval_forward", "train_step", "eval_step"})
+                        "prediction_step", "eval_forward", "train_step", "eval_step", "train_batch"})
 
 # --- heuristics on names --------------------------------------------------------------------------
 
@@ -216,6 +216,14 @@ _VERBS = frozenset(
     "sigma sigmas random rng seed number range time timestep timesteps step steps iter".split()
 )
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
+# `positions_cpu`, `cpu_lens`, `seq_lens_np`, `host_ids`: a value named for the host
+HOST_NAME = re.compile(r"(?:^|_)(?:cpu|host|np|numpy)(?:$|_)", re.I)
+
+
+def is_host_name(name: Optional[str]) -> bool:
+    return bool(name) and HOST_NAME.search(name) is not None
+
+
 LOADER_NAME = re.compile(r"(?:^|_)(?:data)?loader$", re.I)
 
 

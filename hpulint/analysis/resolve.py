@@ -149,6 +149,10 @@ class Resolver:
             return r(SEQ)
         if k in (MODEL, INST, UNKNOWN) and is_model_name(name):
             return r(MODEL)
+        if k == UNKNOWN and name == "grad":
+            return r(TENSOR)  # `p.grad`: a parameter's gradient, wherever the parameter came from
+        if k in (UNKNOWN, INST) and name in ("cpu", "np"):
+            return r(HOST)  # `buffer.cpu`, `buffer.np`: a CPU/GPU buffer pair's host side (not a call)
         return R_UNKNOWN
 
     def _elem(self, base: R, index: Optional[int]) -> R:
@@ -185,7 +189,7 @@ class Resolver:
             if out is None:
                 return r(SCALAR) if is_flag_name(name) or name in ("dense_dim", "sparse_dim", "_nnz") else r(TENSOR)
             if out == "maybe-tuple":
-                return r(SEQ_TENSOR if hint == "args" else TENSOR)
+                return r(SEQ_TENSOR if hint in ("args", "dims") else TENSOR)
             return r(out)
         if k == HOST:
             if name in ("to", "cuda"):
@@ -242,6 +246,8 @@ class Resolver:
                         "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "expand", "repeat",
                         "flatten", "norm"):
                 return r(TENSOR)
+            if hint == "dims":
+                return r(TENSOR)  # `lengths.sort(dim=0, descending=True)`: torch's keywords
             if len(name) > 2 and name.endswith("_") and not name.startswith("_") and hint != "cpu":
                 return r(TENSOR)  # in-place ops (`exp_avg.mul_(beta1)`) are torch's convention
         return R_UNKNOWN
@@ -250,6 +256,11 @@ class Resolver:
     def _arith(parts: list, op: str) -> R:
         if op == "modules":
             return _modules(parts)
+        if op == "arith" and len(parts) > 1 and all(p.kind == TUPLE for p in parts):
+            return R(TUPLE, None, tuple(x for p in parts for x in p.parts))  # `a + b` of two lists
+        if op in ("torch", "torchmask"):
+            # `torch.cat([t.cpu() for t in ts])`: the op reads the tensors its list holds
+            parts = [x for p in parts for x in (p.parts if p.kind == TUPLE else (p,))]
         kinds = {p.kind for p in parts}
         device = kinds & DEVICE_TENSORS
         if op == "num":

@@ -15,6 +15,10 @@ _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?
                           r"^(?:batch|step)_(?:start|end|begin)$|^on_(?:train|validation|test|predict)_batch_(?:start|end)$")
 
 
+FORWARD_SEED = "forward() of an nn.Module"
+CALL_SEED = "__call__() of a model"
+
+
 def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
     """Why a method of a framework class runs every step, if it does."""
     if kind == "optimizer" and name == "step":
@@ -25,6 +29,8 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
         return f"{name}() of a callback, called every batch"
     if kind == "scheduler" and name in ("step", "scale_model_input"):
         return f"{name}() of a diffusion scheduler, called every denoising step"
+    if kind == "engine" and name in ("execute_model", "sample_tokens", "take_draft_token_ids"):
+        return f"{name}() of a vLLM worker or model runner, called every engine step"
     if kind == "algorithm" and name == "apply":
         return "apply() of a training algorithm, called on every event it matches"
     return None
@@ -40,7 +46,13 @@ def step_seeds(p) -> dict:
             for name in ("forward", "__call__"):
                 fid = methods.get(name)
                 if fid:
-                    hot[fid] = "forward() of an nn.Module" if name == "forward" else "__call__() of a model"
+                    hot[fid] = FORWARD_SEED if name == "forward" else CALL_SEED
+        if p.is_model_class(cid) and "backward" in methods and "step" in methods:
+            # a training engine (DeepSpeed's `DeepSpeedEngine`): a module that runs its own
+            # backward and optimizer step, each called once per training step
+            for name in ("backward", "step"):
+                hot.setdefault(methods[name], f"{name}() of a training engine (a module with its own "
+                               "backward() and step()), called every step")
         kind = p.framework_kind(cid)
         for name, fid in methods.items():
             why = hook_reason(kind, name)

@@ -76,6 +76,8 @@ class Scope:
         self.cls = cls  # for methods: the class they belong to
         self.bindings: dict = {}  # name -> Val, in source order (the last assignment wins)
         self.params: list = []
+        self.early_guards = 0  # `if is_xla(): return ...` at its top: branches pushed for the rest
+        self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
         self.defaults: dict = {}  # parameter -> the name its default names (`forward_step=ForwardStep`)
         self.facts = Facts()

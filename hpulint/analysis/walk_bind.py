@@ -7,7 +7,7 @@ import libcst as cst
 
 from hpulint.analysis.calls import record_call
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
-from hpulint.analysis.names import DEFERRED_CALLBACKS, MASK_FUNCTIONS, TENSOR_EVIDENCE
+from hpulint.analysis.names import DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
@@ -21,6 +21,8 @@ MODEL_EVIDENCE = frozenset({"eval", "parameters", "named_parameters", "buffers",
                             "named_modules", "children", "named_children", "register_buffer",
                             "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
 
+
+_MARKING_LOADER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MARKING_LOADERS)
 
 class Bindings:
     # --- assignments ------------------------------------------------------------------------
@@ -226,6 +228,9 @@ class Bindings:
                 self._tensor_argument(node)
         record_call(self, node)
         name = node.func.attr.value if type(node.func) is cst.Attribute else getattr(node.func, "value", "")
+        if name in _MARKING_LOADER_NAMES and self.qualname(node.func) in MARKING_LOADERS:
+            # the project wraps its loaders for the device somewhere (a loader factory)
+            self.evidence.setdefault("device-loader", f"builds a {name}")
         if name not in DEFERRED_CALLBACKS:
             for a in node.args:
                 if type(a.value) is cst.Lambda:  # `apply(batch, lambda x: x.item())`: runs in this call
@@ -339,6 +344,8 @@ class Bindings:
 
     def _leave_comprehension(self, node) -> None:
         fn = self._function
+        if type(node) is not cst.DictComp:  # (what the element is, while its targets are bound)
+            self.comp_elems[id(node)] = self.value(node.elt)
         for name, prior in self._comprehensions.pop().items():
             if prior is MISSING:
                 fn.bindings.pop(name, None)

@@ -116,6 +116,11 @@ class Definitions:
         if len(arities) == 1 and 0 not in arities and not scope.yields:
             # `def get_sigma_gen(n): gen = range(n - 1); ...; return gen`: its callers loop over ints
             self.int_seq_fns[scope.fid] = arities.pop()
+        for _ in range(scope.early_guards):
+            self.if_branches.pop()
+        if scope.pending_compile is not None:
+            helper = not scope.loops and not scope.name.startswith("main")
+            self.evidence.setdefault("compile-optional" if helper else "compile", scope.pending_compile)
         self.blocks.pop()
         self._pop_scope()
         self.statements.pop()

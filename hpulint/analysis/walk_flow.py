@@ -85,6 +85,14 @@ class Flow:
             # interval, as if it were the body of `if counter % print_every == 0:`
             self.if_branches.append(guards.Branch(node, True, True, None))
             loop.skip_guards += 1
+        elif loop is None and node.orelse is None and self.blocks and self.blocks[-1].kind == "body" \
+                and self.blocks[-1].scope is self.function and guards.returns_early(node):
+            # `if is_xla(): return True` at a function's top: the rest of it runs only off that
+            # device, as if it were the else branch of the test
+            device = guards.device_predicate(node.test)
+            if device is not None:
+                self.if_branches.append(guards.Branch(node, False, False, device))
+                self.function.early_guards += 1
 
     def _counters_here(self) -> set:
         """The counters of the loops around the current point."""
@@ -108,6 +116,17 @@ class Flow:
                     and test.left.value == "__name__"):
                 return "compile-optional"
         return "compile"
+
+    def note_compile(self, what: str) -> None:
+        """File evidence of a torch.compile call here. A helper that compiles (a function with no
+        loop of its own, not `main`: `def _get_compiled_train_step(...)`) runs when its callers
+        choose to: its file also runs uncompiled ("compile-optional"); decided when it ends."""
+        key, fn = self.compile_key(), self.function
+        if key == "compile" and fn is not None and fn.kind == "function":
+            if fn.pending_compile is None:
+                fn.pending_compile = what
+        else:
+            self.evidence.setdefault(key, what)
 
     def _enter_branch(self, node: cst.CSTNode) -> None:
         info = self._branch_of.get(id(node))

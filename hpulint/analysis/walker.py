@@ -69,6 +69,7 @@ class Walker(Definitions, Flow, Bindings):
         self._function: Optional[Scope] = None
         self.call_sites: dict = {}  # id(Call) -> its CallSite
         self._comprehensions: list = []
+        self.comp_elems: dict = {}  # id(list/set comprehension or generator) -> its element's value
         self.star_imports: list = []  # modules `from m import *` reads
         self._qual_count: dict = {}
         self.int_seq_fns: dict = {}  # fid -> arity of the host int sequence every return of it gives

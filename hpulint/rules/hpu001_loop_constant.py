@@ -196,12 +196,15 @@ class LoopIteratorConstant(Rule):
                 base = an.value(node.value)
                 index = an.value(part) if type(s) is cst.Index else None
                 here = an.here()
+                owner = self._module_self(node)
 
-                def what(node=node, base=base, index=index, here=here):
+                def what(node=node, base=base, index=index, here=here, owner=owner):
                     if index is not None and an.is_device_tensor(index):
                         return None  # a device tensor index is data
                     if an.is_device_tensor(base):
                         return ""
+                    if owner is not None and an.kind(base) == "unknown" and an.is_model(owner):
+                        return ""  # (`texts[:, t]` in a module's code: sliced by dimensions, a tensor)
                     if list_of_objects(an.resolve(base)):
                         return None  # one of the tensors a Python list holds: no constant
                     # a host container (a list, a schedule kept on the CPU): the read is a host op,
@@ -217,6 +220,15 @@ class LoopIteratorConstant(Rule):
                 # a parameter may or may not carry a step's counter: the next one is a candidate
                 # too (`ctx[batch_index, :current_index]`), and the first that changes every
                 # step is reported, once per subscript
+
+    def _module_self(self, node: cst.Subscript):
+        """`self`, when ``node`` indexes by dimensions (`texts[:, t]`: an array, not a list) in a
+        method: in a module's code, an array it cannot place is a tensor."""
+        fn = self.an.function
+        if fn.cls is None or len(node.slice) < 2 or not any(type(el.slice) is cst.Slice for el in node.slice) \
+                or not fn.params or fn.params[0] != "self":
+            return None
+        return self.an.value(cst.Name("self"))
 
     def _attribute_counter(self, node: cst.Subscript) -> None:
         """`self.sigmas[self.step_index]` in a method run every step, where some method of the

@@ -11,7 +11,7 @@ import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.outputs import run_output
-from hpulint.analysis.names import is_tokenizer_name
+from hpulint.analysis.names import is_host_name, is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name
 from hpulint.rules.base import Rule
 
@@ -74,7 +74,8 @@ class HostSyncEveryStep(Rule):
                 return
             v = an.value(recv)
             if method == "item" and not node.args:
-                self._report(node, "`.item()`", v, strict=False)
+                if not is_host_name(_root_name(recv)):  # (`positions_cpu[0].item()`: named for the host)
+                    self._report(node, "`.item()`", v, strict=False)
             elif id(node) == self._discarded and method in ("cpu", "to"):
                 return  # a tensor's copy nobody keeps is not written; a module's move is
             elif method == "cpu" and not node.args and id(node) not in self._chained:
@@ -179,3 +180,10 @@ def _to_cpu(an, call: cst.Call) -> bool:
 def _is_cpu_call(node: cst.BaseExpression) -> bool:
     """x.cpu() or x.detach().cpu(): already on the host (the .cpu() call is the sync)."""
     return type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("cpu", "numpy")
+
+
+def _root_name(node: cst.BaseExpression):
+    """The name a subscripted value is read from (`lens_cpu` in `lens_cpu[0]`, `self.x_np[i]`)."""
+    while type(node) is cst.Subscript:
+        node = node.value
+    return last_name(node)

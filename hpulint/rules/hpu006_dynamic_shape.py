@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+import re
+
 from hpulint.analysis.build import mask_value
+from hpulint.analysis.syntax import last_name
 from hpulint.rules.base import Rule
+
+_MASK_NAME = re.compile(r"^\w+_mask$", re.I)  # `sequence_mask`, `keep_mask` (a bare `mask` may be an index)
 
 DYNAMIC = {
     "nonzero": "torch.nonzero",
@@ -73,9 +78,11 @@ class DynamicShapeInHotPath(Rule):
                 v = an.value(idx)
                 if mask_value(v) or type(idx) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call):
                     what = "a boolean-mask store" if store else "boolean-mask indexing"
+                    named = _MASK_NAME.search(last_name(idx) or "") is not None
 
-                    def is_mask(v=v, base=base):
-                        return an.is_device_tensor(base) and an.is_mask(v)
+                    def is_mask(v=v, base=base, named=named):
+                        # (a device tensor named as a mask, `tensor[sequence_mask]`, is one)
+                        return an.is_device_tensor(base) and (an.is_mask(v) or (named and an.is_device_tensor(v)))
 
                     self._report(node, what, "store" if store else "mask", is_mask)
 
