@@ -26,14 +26,15 @@ from typing import Optional
 
 from hpulint.analysis.loop_kinds import numbers_models, samples
 from hpulint.analysis.link_targets import TargetsAndRegions
+from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import CALL_SEED, step_seeds
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
-from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM, UNKNOWN
+from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
-class Linked(TargetsAndRegions):
+class Linked(TargetsAndRegions, TrainingFacts):
     """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
 
     def __init__(self, project: Project, target: str = "auto") -> None:
@@ -60,8 +61,7 @@ class Linked(TargetsAndRegions):
         self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
         # functions compiled where the compile always runs (not only under `if args.compile:`)
         self.always_compiled: set = set()
-        self.compiled_always: set = set()
-        self._builds_device_loaders: Optional[bool] = None  # compiled on every path (not only under an option)
+        self.compiled_always: set = set()  # compiled on every path (not only under an option)
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()
@@ -444,53 +444,6 @@ class Linked(TargetsAndRegions):
         for name, j in f.get("index_uses", ()):
             if name not in out and p.resolve(p.val(j, mod)).kind in ("tensor", "mask"):
                 out.append(name)
-        return out
-
-    # --- what a training loop does, with its callees ----------------------------------------
-
-    def _device_loaders(self) -> bool:
-        """Some module of the project builds an MpDeviceLoader/ParallelLoader."""
-        if self._builds_device_loaders is None:
-            self._builds_device_loaders = any("device-loader" in s.get("evidence", {})
-                                              for s in self.project.modules.values())
-        return self._builds_device_loaders
-
-    def training_facts(self, fid: str, index: int) -> dict:
-        """backward(), optimizer steps and markers of loop ``index`` of ``fid``: in its body, its
-        nested loops and every function they call (transitively); and whether its loader marks."""
-        p = self.project
-        f = p.functions[fid][1]
-        inner = self._inner_loops(fid, index)
-        out = {"backward": False, "opt_step": False, "markers": False, "callee_markers": False,
-               "loader": False}
-        for j in inner:
-            marks = f["loops"][j]["marks"]
-            out["backward"] |= "runs backward()" in marks
-            out["opt_step"] |= "runs an optimizer step()" in marks
-            out["markers"] |= "marks a step" in marks
-            if self.step_loops.get((fid, j)) == "marks a step" and "marks a step" not in marks:
-                out["loader"] = True
-        info = f["loops"][index]
-        if not out["loader"] and info["iter"] is not None and self._device_loaders():
-            # `for batch in self.train_loader` built elsewhere, in a project whose loader factory
-            # wraps its loaders in an MpDeviceLoader (on XLA): that loader may mark the steps
-            v = p.val(info["iter"], p.functions[fid][0])
-            out["loader"] = p.resolve(v).kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth")
-        seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]
-                              if loop in inner and cls is not None and cls[1] is not None]
-        while todo:
-            g = todo.pop()
-            if g in seen or g not in p.functions:
-                continue
-            seen.add(g)
-            gf = p.functions[g][1]
-            marks = list(gf["marks"])
-            for info in gf["loops"]:
-                marks += info["marks"]
-            out["backward"] |= "runs backward()" in marks
-            out["opt_step"] |= "runs an optimizer step()" in marks
-            out["callee_markers"] |= "marks a step" in marks
-            todo += [cls[1] for _, cls, *_ in self.sites[g] if cls is not None and cls[1] is not None]
         return out
 
 

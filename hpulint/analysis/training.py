@@ -1,10 +1,14 @@
-"""Whether a training step may run a function: asked of the linked project for each host copy
-that may be a loop's output (see :mod:`hpulint.analysis.outputs`). It reads only the linked
-facts (no libcst), so a warm run that checks its cached answers does not import the parser."""
+"""What training does, from the linked project: whether a training step may run a function
+(asked for each host copy that may be a loop's output, see :mod:`hpulint.analysis.outputs`), and
+what a training loop runs with its callees (backward(), optimizer steps, markers, a marking
+loader: :class:`TrainingFacts`, mixed into the link). It reads only the linked facts (no libcst),
+so a warm run that checks its cached answers does not import the parser."""
 from __future__ import annotations
 
 import weakref
 from typing import Optional
+
+from hpulint.analysis.values import LOADER, UNKNOWN
 
 _CALLERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Linked -> its callers map
 # per-step hooks a trainer runs for evaluation only (Lightning runs them without gradients)
@@ -66,3 +70,56 @@ def _unguarded_callers(linked) -> dict:
                     callers.setdefault(cls[1], []).append((g, loop))
         _CALLERS[linked] = callers
     return callers
+
+
+class TrainingFacts:
+    """What a training loop does, with its callees (a mixin of
+    :class:`hpulint.analysis.link.Linked`: ``project``, ``sites``, ``step_loops`` and
+    ``_inner_loops`` come from the class it is mixed into)."""
+
+    _builds_device_loaders: Optional[bool] = None
+
+    def _device_loaders(self) -> bool:
+        """Some module of the project builds an MpDeviceLoader/ParallelLoader."""
+        if self._builds_device_loaders is None:
+            self._builds_device_loaders = any("device-loader" in s.get("evidence", {})
+                                              for s in self.project.modules.values())
+        return self._builds_device_loaders
+
+    def training_facts(self, fid: str, index: int) -> dict:
+        """backward(), optimizer steps and markers of loop ``index`` of ``fid``: in its body, its
+        nested loops and every function they call (transitively); and whether its loader marks."""
+        p = self.project
+        f = p.functions[fid][1]
+        inner = self._inner_loops(fid, index)
+        out = {"backward": False, "opt_step": False, "markers": False, "callee_markers": False,
+               "loader": False}
+        for j in inner:
+            marks = f["loops"][j]["marks"]
+            out["backward"] |= "runs backward()" in marks
+            out["opt_step"] |= "runs an optimizer step()" in marks
+            out["markers"] |= "marks a step" in marks
+            if self.step_loops.get((fid, j)) == "marks a step" and "marks a step" not in marks:
+                out["loader"] = True
+        info = f["loops"][index]
+        if not out["loader"] and info["iter"] is not None and self._device_loaders():
+            # `for batch in self.train_loader` built elsewhere, in a project whose loader factory
+            # wraps its loaders in an MpDeviceLoader (on XLA): that loader may mark the steps
+            v = p.val(info["iter"], p.functions[fid][0])
+            out["loader"] = p.resolve(v).kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth")
+        seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]
+                              if loop in inner and cls is not None and cls[1] is not None]
+        while todo:
+            g = todo.pop()
+            if g in seen or g not in p.functions:
+                continue
+            seen.add(g)
+            gf = p.functions[g][1]
+            marks = list(gf["marks"])
+            for info in gf["loops"]:
+                marks += info["marks"]
+            out["backward"] |= "runs backward()" in marks
+            out["opt_step"] |= "runs an optimizer step()" in marks
+            out["callee_markers"] |= "marks a step" in marks
+            todo += [cls[1] for _, cls, *_ in self.sites[g] if cls is not None and cls[1] is not None]
+        return out
