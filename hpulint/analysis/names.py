@@ -202,7 +202,7 @@ _MODEL_WORDS = (
 _MODEL_NAME = re.compile(rf"^(?:([a-z0-9]+)_)?(?:{_MODEL_WORDS})\d*(?:_([a-z0-9]+))?$")
 # `build_model(...)`, `load_model(...)`: functions that make or handle a model, not a model
 _VERBS = frozenset(
-    "build create make load get init compare run save export check prepare wrap copy clone "
+    "build create make load get init compare run save export check prepare wrap unwrap copy clone "
     "freeze unfreeze convert quantize trace script compile fuse setup train eval evaluate test "
     "validate print log update register set reset to from is has apply call forward name type "
     "config cfg args kwargs path dir file url id ids type kind "
