@@ -28,7 +28,7 @@ from typing import Optional
 from hpulint.analysis.loop_kinds import numbers_models, samples
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.training import TrainingFacts
-from hpulint.analysis.seeds import CALL_SEED, step_seeds
+from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
@@ -301,10 +301,12 @@ class Linked(TargetsAndRegions, TrainingFacts):
                 # a model's forward() that holds a decoding loop (captioning's greedy decode), an
                 # engine's execute_model() that runs the model once per pooled request: the
                 # framework calls it every step, so its own body runs once a step (not a
-                # pipeline's __call__(): a whole sampling run)
-                if fid in multi and why != CALL_SEED:
+                # pipeline's __call__() nor an evaluation hook that samples: whole sampling runs)
+                if fid in multi and body_runs_every_step(why):
+                    # (what it calls that runs whole step loops, a sampler's `sample()` in a
+                    # validation step, keeps its setup to each run)
                     body[fid] = why
-                    todo += [t + (True,) for t in self._from_hot(fid, new_loops)]
+                    todo += [t + (False,) for t in self._from_hot(fid, new_loops)]
             while todo:
                 caller, cls, args, kwargs, deferred, why, batch = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):

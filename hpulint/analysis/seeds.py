@@ -17,6 +17,14 @@ _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?
 
 FORWARD_SEED = "forward() of an nn.Module"
 CALL_SEED = "__call__() of a model"
+_ENGINE_STEP = "called every engine step"
+
+
+def body_runs_every_step(why: str) -> bool:
+    """A step hook whose body runs once per step even when it holds a step loop: a model's
+    forward() (a greedy decode inside it), an engine's execute_model() (the model run once per
+    pooled request); not a pipeline's __call__() or an evaluation hook that samples."""
+    return why == FORWARD_SEED or why.endswith(_ENGINE_STEP)
 
 
 def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
@@ -30,7 +38,7 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
     if kind == "scheduler" and name in ("step", "scale_model_input"):
         return f"{name}() of a diffusion scheduler, called every denoising step"
     if kind == "engine" and name in ("execute_model", "sample_tokens", "take_draft_token_ids"):
-        return f"{name}() of a vLLM worker or model runner, called every engine step"
+        return f"{name}() of a vLLM worker or model runner, {_ENGINE_STEP}"
     if kind == "algorithm" and name == "apply":
         return "apply() of a training algorithm, called on every event it matches"
     return None
