@@ -156,8 +156,10 @@ class ShallowEnv(GlobalEnv):
 
 
 # what every caller may pass for a parameter annotated or used as a tensor to say it is not one
-# (a Python list of tensors, a CPU copy, an int, None, a tuple of ints)
-_NOT_DEVICE = (SEQ, SEQ_TENSOR, HOST, SCALAR, NONE, TUPLE)
+# (a Python list of tensors, a CPU copy, an int, a tuple of ints; not None: a join of None and
+# a value not known, `batch_sizes = None` on one path and unpacked from a packed input on the
+# other, resolves to None)
+_NOT_DEVICE = (SEQ, SEQ_TENSOR, HOST, SCALAR, TUPLE)
 
 
 def _moved_to_host(v: Val) -> bool:
