@@ -389,31 +389,3 @@ def test_a_compile_in_a_helper_does_not_make_the_whole_file_eager():
     at_top = HELPER_COMPILE.replace("def _compiled_step(step):\n    return torch.compile(step)",
                                     "def main(step):\n    return torch.compile(step)")
     assert found(at_top, ("HPU005",)) == []
-
-
-CLASS_IMAGES = """
-import torch
-
-
-class ImagePipeline:
-    def __init__(self, unet):
-        self.unet = unet
-
-    def __call__(self, prompt):
-        return [self.unet(p) for p in prompt]
-
-
-def make_class_images(unet, loader, out_dir):
-    {CALLEE} = ImagePipeline(unet)
-    for example in loader:
-        images = {CALLEE}(example["prompt"])
-        for i, image in enumerate(images):
-            image.save(f"{out_dir}/{example['index'][i]}.jpg")
-"""
-
-
-def test_a_loop_that_calls_a_pipeline_each_pass_is_a_loop_of_runs():
-    # class images generated before training: each pass is a whole sampling run
-    assert found(CLASS_IMAGES.replace("{CALLEE}", "pipeline"), ("HPU005",)) == []
-    # a model called once a batch is one step a batch, and the index formatted every pass is read
-    assert found(CLASS_IMAGES.replace("{CALLEE}", "model"), ("HPU005",)) == [("HPU005", 18)]

@@ -236,7 +236,7 @@ def call_value(an, call: cst.Call) -> Val:
 # wrapped, in the order given (Lightning Fabric, Hugging Face Accelerate)
 _WRAPPERS = re.compile(r"(?:^|_)(?:fabric|accelerator)$", re.I)
 _WRAP_METHODS = frozenset({"setup", "prepare", "setup_module", "setup_dataloaders", "prepare_model",
-                           "prepare_optimizer", "prepare_data_loader"})
+                           "prepare_optimizer", "prepare_data_loader", "unwrap_model"})
 
 
 def _wrapped_arguments(an, func: cst.Attribute, call: cst.Call) -> Optional[Val]:

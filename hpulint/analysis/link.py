@@ -21,7 +21,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from typing import Optional
 
@@ -35,7 +34,6 @@ from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
-_PIPELINE = re.compile(r"^(?:\w+_)?pipe(?:line)?$")  # `pipeline(...)`, `pipe(...)`, `sd_pipeline(...)`
 class Linked(TargetsAndRegions, TrainingFacts):
     """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
 
@@ -217,10 +215,6 @@ class Linked(TargetsAndRegions, TrainingFacts):
             # train(unet_number=k)`: each pass one of the modules, the same set every step
             return None
         own = self._own(fid, index)
-        if any(c[0] == index and _PIPELINE.match(c[6] or "") for c in self.project.calls(fid)):
-            # `images = pipeline(example["prompt"]).images`: each pass is a whole sampling run
-            # (class images generated before training), not one step
-            return None
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
             return LOADER_PASS  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level

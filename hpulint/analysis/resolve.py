@@ -143,6 +143,8 @@ class Resolver:
                 return out
         if k == MODEL and name == "module":
             return base  # DDP/FSDP wrappers: model.module is the model
+        if k == MODEL and name in ("weight", "bias"):
+            return r(TENSOR)  # a layer's parameter (`model.get_input_embeddings().weight`)
         if k == SYM and base.ref:
             return self.env.sym(base.ref + "." + name)
         if k == OPTIMIZER and name in ("param_groups", "state"):
