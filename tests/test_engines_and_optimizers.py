@@ -389,3 +389,22 @@ def test_a_compile_in_a_helper_does_not_make_the_whole_file_eager():
     at_top = HELPER_COMPILE.replace("def _compiled_step(step):\n    return torch.compile(step)",
                                     "def main(step):\n    return torch.compile(step)")
     assert found(at_top, ("HPU005",)) == []
+
+
+FLASH = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, attention_mask):
+        if self.config._attn_implementation == "{IMPL}":
+            attention_mask = attention_mask if (attention_mask is not None and (attention_mask.unsqueeze(1) == 0).any()) else None
+        return self.layer(x, attention_mask)
+"""
+
+
+def test_a_flash_attention_2_branch_is_cuda_only():
+    # HF models' FlashAttention-2 path runs CUDA kernels only: off a lazy device's path
+    assert found(FLASH.replace("{IMPL}", "flash_attention_2"), ("HPU008",)) == []
+    assert found(FLASH.replace("{IMPL}", "sdpa"), ("HPU008",)) == [("HPU008", 9)]

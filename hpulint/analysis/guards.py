@@ -232,6 +232,10 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
             dev = _device_literal(lit)
             if dev is not None and _mentions_device(other, lit is a):
                 return dev, positive
+            if (string_value(lit) or "").startswith("flash_attention"):
+                # `config._attn_implementation == "flash_attention_2"`: the FlashAttention
+                # kernels' path, which runs on CUDA only
+                return DEVICES["cuda"], positive
         if type(op) in (cst.In, cst.NotIn) and type(b) in (cst.Tuple, cst.List, cst.Set):
             devs = {_device_literal(el.value) for el in b.elements}
             if len(devs) == 1 and None not in devs:
@@ -250,6 +254,8 @@ def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
         low = name.lower()
         if low in DEVICES and low not in ("cpu",):
             return DEVICES[low], True
+        if low.lstrip("_").startswith("use_flash_attention"):
+            return DEVICES["cuda"], True  # `self._use_flash_attention_2`: CUDA's kernels
         m = _FLAG_PREFIX.match(low)
         if m and m.group("dev") in DEVICES:
             return DEVICES[m.group("dev")], True
