@@ -102,7 +102,9 @@ def _value(an, node) -> Val:
         # `[l.item() for l in losses]`, `(p.grad.abs().max() for p in params)`: a list of
         # the element as it was while the comprehension's targets were bound
         elt = an.comp_elems.get(id(node))
-        return Tup((elt,)) if elt is not None else V_SEQ
+        if elt is None or (elt.tag == "elem" and elt.base.tag == "k" and elt.base.kind not in ("tensor", "mask", "seq-tensor")):
+            return V_SEQ  # (`[i for i in images]` of a list known to hold no tensors: a list)
+        return Tup((elt,))
     if tp in (cst.List, cst.Set):
         return V_SEQ
     if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body

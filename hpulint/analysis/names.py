@@ -191,7 +191,7 @@ MODEL_BASES = frozenset(
 # methods called once per step by a framework (Lightning, Hugging Face, composer)
 STEP_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
                         "training_step_end", "validation_step_end", "compute_loss",
-                        "prediction_step", "eval_forward", "train_step", "eval_step", "train_batch"})
+                        "prediction_step", "eval_forward", "train_step", "eval_step"})
 
 # --- heuristics on names --------------------------------------------------------------------------
 

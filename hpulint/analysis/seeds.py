@@ -55,12 +55,15 @@ def step_seeds(p) -> dict:
                 fid = methods.get(name)
                 if fid:
                     hot[fid] = FORWARD_SEED if name == "forward" else CALL_SEED
-        if p.is_model_class(cid) and "backward" in methods and "step" in methods:
-            # a training engine (DeepSpeed's `DeepSpeedEngine`): a module that runs its own
-            # backward and optimizer step, each called once per training step
-            for name in ("backward", "step"):
-                hot.setdefault(methods[name], f"{name}() of a training engine (a module with its own "
-                               "backward() and step()), called every step")
+        if p.is_model_class(cid) and ("backward" in methods or "train_batch" in methods) \
+                and ("step" in methods or any("step" in p.classes[c][1]["methods"] for c in p.mro(cid))):
+            # a training engine (DeepSpeed's `DeepSpeedEngine`, its `PipelineEngine`): a module
+            # that runs its own backward and optimizer step (or a whole batch), each called once
+            # per training step
+            for name in ("backward", "step", "train_batch"):
+                if name in methods:
+                    hot.setdefault(methods[name], f"{name}() of a training engine (a module with its own "
+                                   "backward() and step()), called every step")
         kind = p.framework_kind(cid)
         for name, fid in methods.items():
             why = hook_reason(kind, name)
