@@ -13,7 +13,8 @@ HPU012 (a read to the host, or a call Dynamo does not trace):
 - ``torch._assert(cond, msg)`` with a tensor condition (read as a Python bool: "Data dependent
   operator"; a condition on shapes is traced, and so is ``torch._assert_async``);
 - ``t.retain_grad()`` ("Tensor.retain_grad() does not work with AOTDispatcher"; Dynamo gives up on
-  the function, which runs eagerly).
+  the function: measured, the whole function eager, or the part before the call compiled and the
+  rest eager).
 
 The first three are traced under ``capture_scalar_outputs = True`` and not reported then.
 
@@ -48,7 +49,8 @@ ASSERT_WHY = ("`torch._assert` of a tensor condition reads it to the host as a P
 FIX_ASSERT = ("Use `torch._assert_async(cond)` (checked on the device, traced), or check the data in the eager "
               "code (in the data loader or the collator)")
 RETAIN_WHY = ("Dynamo does not trace `Tensor.retain_grad()` (\"Tensor.retain_grad() does not work with "
-              "AOTDispatcher\"): it gives up on the function, which runs eagerly")
+              "AOTDispatcher\"): it cannot resume after it, so the rest of the function runs "
+              "eagerly")
 FIX_RETAIN = ("Return the tensor and read its gradient with `torch.autograd.grad(score, embeddings)` in the eager "
               "code, or register a hook on it (`t.register_hook(...)`) outside the compiled function")
 
