@@ -56,3 +56,56 @@ for step in range(4):
 ])
 def test_grad_modes_around_the_calls(deco, eval_cm, roll_cm, expected):
     assert found(GRAD.format(deco=deco, eval_cm=eval_cm, roll_cm=roll_cm)) == expected
+
+
+HEADS = """\
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, width, out, depth, scale=1.0):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+        self.out = nn.Linear(width, out)
+        self.scale = scale
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return self.out(x) * self.scale
+
+
+TASKS = {tasks}
+heads = nn.ModuleDict({{task: Head(8, out, depth) for task, (out, depth) in TASKS.items()}})
+{compile_line}
+"""
+
+
+@pytest.mark.parametrize("tasks, compile_line, expected", [
+    # 4 (out, depth) pairs: 4 graphs, 3 recompiles
+    ('{"seg": (19, 3), "depth": (1, 2), "normals": (3, 1), "edges": (1, 4)}',
+     "compiled = {task: torch.compile(head) for task, head in heads.items()}", [("HPU016", 20)]),
+    ('{"seg": (19, 3), "depth": (1, 2), "normals": (3, 1)}',
+     "compiled = [torch.compile(h) for h in heads.values()]", [("HPU016", 20)]),
+    ('{"a": (4, 2), "b": (4, 2), "c": (4, 2)}',  # one structure: one graph
+     "compiled = {task: torch.compile(head) for task, head in heads.items()}", []),
+    ('{"seg": (19, 3), "depth": (1, 2)}',  # two structures: one recompile, not reported
+     "compiled = {task: torch.compile(head) for task, head in heads.items()}", []),
+    ('{"seg": (19, 3), "depth": (1, 2), "normals": (3, 1)}',  # the parent compiled once
+     "compiled = torch.compile(heads)", []),
+])
+def test_instances_of_one_class_compiled_each(tasks, compile_line, expected):
+    assert found(HEADS.format(tasks=tasks, compile_line=compile_line)) == expected
+
+
+def test_instances_from_a_literal_list_compiled_in_a_loop():
+    src = HEADS.format(tasks="{}", compile_line="") + dedent("""\
+        branches = [Head(8, 4, 1), Head(8, 4, 2), Head(8, 2, 2)]
+        for branch in branches:
+            branch.compile()
+        same = [Head(8, 4, 1, scale=0.5), Head(8, 4, 1, scale=2.0), Head(8, 4, 1, scale=3.0)]
+        for branch in same:
+            branch.compile()
+        """)
+    assert found(src) == [("HPU016", 23)]
