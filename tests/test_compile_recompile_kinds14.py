@@ -109,3 +109,44 @@ def test_instances_from_a_literal_list_compiled_in_a_loop():
             branch.compile()
         """)
     assert found(src) == [("HPU016", 23)]
+
+
+HOOKED = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(8, 8) for _ in range(2))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def show(module, inputs, output):
+    pass
+
+
+model = Net()
+compiled = torch.compile(model)
+{before}
+for epoch in range({epochs}):
+    {register}
+    for step in range(2):
+        compiled(torch.randn(2, 8))
+"""
+
+
+@pytest.mark.parametrize("before, epochs, register, expected", [
+    ("", 5, "model.layers[-1].register_forward_hook(show)", [("HPU016", 26)]),  # 5 graphs, 4 recompiles
+    ("", 5, "model.layers[-1].register_forward_pre_hook(show)", [("HPU016", 26)]),
+    ("", 2, "model.layers[-1].register_forward_hook(show)", []),  # two passes: one recompile
+    ("model.layers[-1].register_forward_hook(show)", 5, "pass", []),  # once, before the loop
+    ("", 5, "compiled.register_forward_hook(show)", []),  # the compiled module's own hooks: outside the graph
+])
+def test_hook_added_on_every_pass(before, epochs, register, expected):
+    assert found(HOOKED.format(before=before, epochs=epochs, register=register)) == expected

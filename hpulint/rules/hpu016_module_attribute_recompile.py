@@ -16,6 +16,7 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_specialized import float_set, float_set_findings
 from hpulint.rules.compile_grown_cache import grown_cache
+from hpulint.rules.compile_hook_growth import added_hook, hook_growth
 from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
@@ -53,7 +54,7 @@ class ModuleAttributeRecompile(Rule):
                "attribute forward gives to an op that takes it as a number) set from a loop counter between calls; "
                "a step counter of another object bumped by the loop, read in the compiled region; an int attribute "
                "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
-               "different structures, each compiled on its own")
+               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -82,6 +83,7 @@ class ModuleAttributeRecompile(Rule):
         self.inst_comps: list = []  # stack of (target names, iter) of enclosing comprehensions, dict ones too
         self.inst_sites: list = []  # (compile call, iterable): a compile of a comprehension's or loop's target
         self.module = None
+        self.added_hooks: list = []  # (call, receiver, loop, function name): hooks added, handle dropped
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -226,6 +228,10 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        receiver = added_hook(an, node)
+        if receiver is not None:
+            fn = an.function
+            self.added_hooks.append((node, receiver, an.loop, fn.name if fn.kind == "function" else None))
         hook = registered_hook(node)
         if hook is not None and an.current_class is not None:
             self.hooks.append(hook + (an.current_class.name,))
@@ -335,6 +341,8 @@ class ModuleAttributeRecompile(Rule):
                     break
                 if cls in done:
                     break
+        for call, message in hook_growth(self.added_hooks, self.loop_calls, self.compiled_of, self.limit):
+            self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
         if not done:
             for call, message in per_instance_compiles(self.module, self.inst_sites, self.limit):
                 self.report(call, message)  # instances of different structures (compile_instances)
