@@ -150,3 +150,53 @@ for epoch in range({epochs}):
 ])
 def test_hook_added_on_every_pass(before, epochs, register, expected):
     assert found(HOOKED.format(before=before, epochs=epochs, register=register)) == expected
+
+
+LAMBDA = """\
+import torch
+
+scale = 2
+
+
+@torch.compile
+def step(x, reduce):
+    return reduce(x * 2)
+
+
+for batch in range({passes}):
+    x = torch.randn(8)
+    {count}
+    step(x, {arg})
+"""
+
+
+@pytest.mark.parametrize("passes, count, arg, expected", [
+    (5, "n = int((x > 0).sum())", "lambda t: t.sum() / n", [("HPU017", 14)]),  # a global by value: 4 recompiles
+    (5, "n = len(x) + batch", "lambda t: t.sum() / n", [("HPU017", 14)]),
+    (5, "fn = lambda t: t.sum() / (batch + 1)", "fn", [("HPU017", 14)]),
+    (2, "n = int((x > 0).sum())", "lambda t: t.sum() / n", []),  # two passes: one recompile
+    (5, "n = float((x > 0).sum())", "lambda t: t.sum() / n", []),  # a float: not counted here
+    (5, "n = int((x > 0).sum())", "lambda t: t.sum() / scale", []),  # a global the loop does not change
+    (5, "n = int((x > 0).sum())", "n", []),  # an int argument: made dynamic
+])
+def test_module_level_lambda_reading_a_changing_global(passes, count, arg, expected):
+    assert found(LAMBDA.format(passes=passes, count=count, arg=arg)) == expected
+
+
+def test_lambda_in_a_function_closes_over_a_local():
+    src = dedent("""\
+        import torch
+
+
+        @torch.compile
+        def step(x, reduce):
+            return reduce(x * 2)
+
+
+        def train():
+            for batch in range(5):
+                x = torch.randn(8)
+                n = int((x > 0).sum())
+                step(x, lambda t: t.sum() / n)
+        """)
+    assert found(src) == []
