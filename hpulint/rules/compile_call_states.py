@@ -13,7 +13,13 @@ Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
   of the flags the function reads is a graph: 4 combinations, 4 graphs; 3, 3; flags the function
   does not read cost nothing.
 
-Both are reported at the compile call, where every recompile of the callable is tied.
+- **the grad mode around the call**: Dynamo guards on the grad mode ("GLOBAL_STATE changed:
+  grad_mode"), and an input made under ``torch.inference_mode()`` has other dispatch keys ("dispatch
+  key set mismatch"), so one compiled model called with gradients, under ``torch.no_grad()`` and under
+  ``torch.inference_mode()`` gives 3 graphs and 2 recompiles; ``no_grad()`` and
+  ``set_grad_enabled(False)`` are one state; two states, one recompile (not reported).
+
+All three are reported at the compile call, where every recompile of the callable is tied.
 """
 from __future__ import annotations
 
@@ -37,6 +43,16 @@ AUTOCAST = (
     "autocast setting and run the other settings eagerly (`with torch.compiler.set_stance(\"force_eager\"):`), "
     "or accept a full compile per setting (a second `torch.compile` of the same model shares its cache)"
 )
+GRAD = (
+    "`{name}` is called under {n} grad modes ({said}): Dynamo guards on the grad mode (\"GLOBAL_STATE changed: "
+    "grad_mode\") and on an input made under inference mode (\"dispatch key set mismatch\"), so each mode is a "
+    "new graph, {values}. Use one mode for the calls that do not train (`torch.no_grad()` for both rollouts and "
+    "evaluation), or run the evaluation through the uncompiled module"
+)
+GRAD_MODES = {"torch.no_grad": "no_grad", "torch.autograd.no_grad": "no_grad", "torch.enable_grad": "grad",
+              "torch.autograd.enable_grad": "grad", "torch.inference_mode": "inference_mode",
+              "torch.autograd.inference_mode": "inference_mode", "torch.set_grad_enabled": None,
+              "torch.autograd.set_grad_enabled": None}
 FLAGS = (
     "`{name}` is called with {n} combinations of {flags} ({said}): Dynamo guards on a bool or `None` "
     "argument by value and never makes it dynamic, so each new combination of the flags it reads is a new "
@@ -64,6 +80,12 @@ def call_states(module: cst.Module, an, sites: dict, definition) -> list:
             said = ", ".join(sorted(OFF if s == OFF else f"{s[1]} on {s[0]}" for s in states))
             out.append((site, AUTOCAST.format(name=name, n=len(states), said=said,
                                               values=recompiles_text(len(states), unit="states"))))
+            continue
+        modes = _grad_modes(an, mine)
+        if modes is not None and len(modes) >= MANY:
+            said = ", ".join(sorted(modes))
+            out.append((site, GRAD.format(name=name, n=len(modes), said=said,
+                                          values=recompiles_text(len(modes), unit="modes"))))
             continue
         fn, skip = definition(name)
         flagged = _flags(mine, fn, skip) if fn is not None else None
@@ -211,6 +233,52 @@ def _values(expr, fors, fn) -> Optional[list]:
                     and all(type(el.value) is cst.Name and el.value.value in CONSTANTS for el in lp.iter.elements):
                 return [el.value.value for el in lp.iter.elements]
     return None
+
+
+# --- grad mode ----------------------------------------------------------------------------------
+
+def _grad_modes(an, calls: list) -> Optional[set]:
+    """The grad modes the calls run under (the innermost `with` that sets one, else the enclosing
+    function's `@torch.no_grad()`/`@torch.inference_mode()` decorator, else gradients on); None when
+    one of them is not known."""
+    modes = set()
+    for _, _, withs, _, fn in calls:
+        got = None
+        for item in reversed(withs):
+            m = _grad_mode(an, item)
+            if m == "?":
+                return None
+            if m is not None:
+                got = m
+                break
+        if got is None and fn is not None:
+            for d in fn.decorators:
+                m = _grad_mode(an, d.decorator)
+                if m == "?":
+                    return None
+                got = m or got
+        modes.add(got or "grad")
+    return modes
+
+
+def _grad_mode(an, item) -> Optional[str]:
+    """The grad mode a `with` item or decorator sets, None for one that sets none, "?" when not known."""
+    call = item if type(item) is cst.Call else None
+    qn = an.qualname(call.func if call is not None else item) or ""
+    if qn not in GRAD_MODES:
+        return None
+    mode = GRAD_MODES[qn]
+    args = [a.value for a in call.args] if call is not None else []
+    if mode == "inference_mode" and args:
+        flag = args[0]
+        if type(flag) is cst.Name and flag.value in ("True", "False"):
+            return mode if flag.value == "True" else None
+        return "?"
+    if mode is None:
+        if len(args) != 1 or type(args[0]) is not cst.Name or args[0].value not in ("True", "False"):
+            return "?"
+        return "grad" if args[0].value == "True" else "no_grad"
+    return mode
 
 
 # --- bool flags -----------------------------------------------------------------------------------

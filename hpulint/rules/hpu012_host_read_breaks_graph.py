@@ -33,6 +33,7 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
                                          under_logger_test)
+from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
@@ -99,14 +100,15 @@ class HostReadBreaksGraph(Rule):
                "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
                "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter(), a "
                "tensor slice bound, a save_on_cpu or FlopCounterMode context manager, torch.save or pickle, or an LR "
-               "scheduler's step() inside a torch.compile'd function (graph break)")
+               "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor or retain_grad() inside a "
+               "torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
                 "enerator", "requires_grad", "warn(", "disable", "rng_state", "GRU", "LSTM", "RNN", "quantiz",
                 "Lock", "GradScaler", "zero_grad", "state_dict", "add_param_group", "gc.", "sparse", "__getattr__",
                 "register_hook", "fork_rng", "pack_", "next(", "DataLoader", "sort", "isEnabledFor", "getEffectiveLevel",
-                "Parameter", "narrow", "compile")
+                "Parameter", "narrow", "compile", " in ", "retain_grad", "math.", "_assert")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -267,6 +269,16 @@ class HostReadBreaksGraph(Rule):
                 said, why, fix, check = hit
                 self._report(t.target, said, fix, check, subject=lambda said=said, why=why: (said, why))
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`a in t` with a tensor `t` (compile_data_reads)."""
+        an = self.an
+        operand = contains_operand(node)
+        if operand is None or self.scalars or an.function.kind != "function" or not_traced(an):
+            return
+        v = an.value(operand)
+        said = "`in` on a tensor"
+        self._report(node, said, FIX_CONTAINS, lambda: is_tensor(an, v), subject=lambda: (said, CONTAINS_WHY))
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """`x[:, :n]` with a tensor `n` (compile_calls)."""
         self._bounds(node, slice_bounds(node))
@@ -293,7 +305,7 @@ class HostReadBreaksGraph(Rule):
         if sched is not None:
             self._report(node, None, None, sched[0], subject=sched[1])
         hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node) \
-            or region_call(an, node) or serialize_call(an, node)
+            or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))

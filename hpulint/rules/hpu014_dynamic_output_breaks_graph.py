@@ -15,7 +15,9 @@ import libcst as cst
 
 from hpulint.analysis.build import mask_value
 from hpulint.rules.base import Rule
-from hpulint.rules.compiled_region import captures_dynamic_shapes, compiled_why, is_tensor, not_traced, where
+from hpulint.rules.compile_data_reads import CTC_WHY, FIX_CTC, FIX_SIZE, SIZE_WHY, is_ctc, size_from_data
+from hpulint.rules.compiled_region import (captures_dynamic_shapes, captures_scalars, compiled_why, is_tensor,
+                                           not_traced, where)
 
 MESSAGE = (
     "{what} {where}: {reason}, so the graph breaks here on every call (graph break: the graph "
@@ -44,13 +46,14 @@ DYNAMIC = {
 class DynamicOutputBreaksGraph(Rule):
     code = "HPU014"
     name = "dynamic-output-breaks-graph"
-    summary = "nonzero / mask indexing / unique / bincount / one_hot without num_classes / torch.equal inside a torch.compile'd function (graph break)"
+    summary = "nonzero / mask indexing / unique / bincount / one_hot without num_classes / torch.equal / a tensor factory sized from a tensor's value / F.ctc_loss inside a torch.compile'd function (graph break)"
     triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal", "bincount",
-                "one_hot")
+                "one_hot", "ctc_loss", "arange", "zeros", "ones", "empty", "full", "rand")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.capture = captures_dynamic_shapes(ctx.source)
+        self.scalars = captures_scalars(ctx.source)
         self.stores: set = set()
         self.covered: set = set()
 
@@ -91,6 +94,14 @@ class DynamicOutputBreaksGraph(Rule):
         first = an.value(node.args[0].value) if node.args else None
         if qn == "torch.equal":
             self._report(node, "`torch.equal(...)`", EQUAL, EQUAL_FIX, lambda: True)
+            return
+        if is_ctc(an, node):
+            self._report(node, f"`{qn.rsplit('.', 1)[1]}(...)`", CTC_WHY, FIX_CTC, lambda: True)
+            return
+        sizes = None if self.scalars else size_from_data(an, node)
+        if sizes:
+            vals = [an.value(s) for s in sizes]
+            self._report(node, f"`{qn}(...)`", SIZE_WHY, FIX_SIZE, lambda: any(is_tensor(an, v) for v in vals))
             return
         if qn == "torch.nn.functional.one_hot" and node.args and _no_class_count(node):
             self._report(node, "`one_hot` without `num_classes`", ONE_HOT, ONE_HOT_FIX, lambda: is_tensor(an, first))

@@ -16,6 +16,8 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_specialized import float_set, float_set_findings
 from hpulint.rules.compile_grown_cache import grown_cache
+from hpulint.rules.compile_hook_growth import added_hook, hook_growth
+from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
                                          is_self_attr, literal_kind, registered_hook, unfreeze_findings)
@@ -51,7 +53,8 @@ class ModuleAttributeRecompile(Rule):
                "requires_grad changed on a part picked by a loop counter between calls; a dropout rate (or a float "
                "attribute forward gives to an op that takes it as a number) set from a loop counter between calls; "
                "a step counter of another object bumped by the loop, read in the compiled region; an int attribute "
-               "grown on demand in the compiled region (if n > self.max_len: ...)")
+               "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
+               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -77,6 +80,10 @@ class ModuleAttributeRecompile(Rule):
         self.float_sets: list = []  # (Assign, target, isinstance Dropout, loop, counters): `m.p = f(epoch)`
         self.outer = OuterCounters()  # step counters of another object, bumped in the loop (compile_step_attrs)
         self.decorated: set = set()  # functions decorated with torch.compile
+        self.inst_comps: list = []  # stack of (target names, iter) of enclosing comprehensions, dict ones too
+        self.inst_sites: list = []  # (compile call, iterable): a compile of a comprehension's or loop's target
+        self.module = None
+        self.added_hooks: list = []  # (call, receiver, loop, function name): hooks added, handle dropped
 
     # comprehensions: their targets vary like loop counters
     def _enter_comp(self, node) -> None:
@@ -87,12 +94,40 @@ class ModuleAttributeRecompile(Rule):
             it = f.iter if it is None else it
             f = f.inner_for_in
         self.comp_targets.append((names, it))
+        self._enter_dict_comp(node)
 
     def _leave_comp(self, node) -> None:
         self.comp_targets.pop()
+        self.inst_comps.pop()
+
+    def _enter_dict_comp(self, node) -> None:
+        f = node.for_in
+        self.inst_comps.append((set(names_in(f.target)) if f.inner_for_in is None else set(), f.iter))
+
+    def _leave_dict_comp(self, node) -> None:
+        self.inst_comps.pop()
 
     visit_ListComp = visit_GeneratorExp = visit_SetComp = _enter_comp
     leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comp
+    visit_DictComp = _enter_dict_comp
+    leave_DictComp = _leave_dict_comp
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module = node
+
+    def _instance_site(self, node: cst.Call, target: cst.BaseExpression) -> None:
+        """`torch.compile(head)` / `head.compile()` where `head` is the target of the innermost
+        comprehension or `for` around it (compile_instances)."""
+        if type(target) is not cst.Name:
+            return
+        if self.inst_comps:
+            names, it = self.inst_comps[-1]
+            if target.value in names:
+                self.inst_sites.append((node, it))
+            return
+        loop = self.an.loop
+        if loop is not None and type(loop.node) is cst.For and target.value in set(names_in(loop.node.target)):
+            self.inst_sites.append((node, loop.node.iter))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.setdefault(node.name.value, node)
@@ -193,6 +228,10 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        receiver = added_hook(an, node)
+        if receiver is not None:
+            fn = an.function
+            self.added_hooks.append((node, receiver, an.loop, fn.name if fn.kind == "function" else None))
         hook = registered_hook(node)
         if hook is not None and an.current_class is not None:
             self.hooks.append(hook + (an.current_class.name,))
@@ -201,6 +240,10 @@ class ModuleAttributeRecompile(Rule):
             recv = grad_toggle(node)
             if recv is not None:
                 self.toggles.append((node, recv, an.loop, counters_here(an)))
+        if is_compile_call(an, node) and node.args:
+            self._instance_site(node, node.args[0].value)
+        elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
+            self._instance_site(node, node.func.value)
         if is_compile_call(an, node) and node.args and type(node.args[0].value) is cst.Name:
             name = bound_name(an, node)
             if name is not None:
@@ -298,6 +341,11 @@ class ModuleAttributeRecompile(Rule):
                     break
                 if cls in done:
                     break
+        for call, message in hook_growth(self.added_hooks, self.loop_calls, self.compiled_of, self.limit):
+            self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
+        if not done:
+            for call, message in per_instance_compiles(self.module, self.inst_sites, self.limit):
+                self.report(call, message)  # instances of different structures (compile_instances)
 
 
     def _sets(self) -> None:

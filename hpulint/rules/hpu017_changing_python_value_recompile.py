@@ -15,6 +15,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_call_states import call_states
+from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
 from hpulint.rules.compile_feedback import _definition
@@ -82,8 +83,9 @@ class ChangingValueRecompile(LoopCalls):
                "or a list of strings whose items it reads, changed by the loop; next() of an itertools.count in the "
                "compiled region; a list of ints drawn at random each pass, or a list attribute the loop appends to; "
                "a branch on a number argument the calls give values on both sides of its test; 3 or more autocast "
-               "states or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
-               "more structures, or a functools.partial whose float keyword the loop changes (recompile per value)")
+               "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
+               "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
+               "module-level loop that reads a global the loop changes (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -239,6 +241,11 @@ class ChangingValueRecompile(LoopCalls):
             if listed is not None:  # a list of ints drawn at random, a list attribute grown (compile_list_args)
                 reported.add(callee)
                 self.report(call, listed)
+                continue
+            lam = lambda_global(self, call, callee, loop, counters)
+            if lam is not None:  # a module-level lambda reading a global the loop changes (compile_lambda_globals)
+                reported.add(callee)
+                self.report(call, lam)
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
