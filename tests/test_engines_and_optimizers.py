@@ -408,3 +408,25 @@ def test_a_flash_attention_2_branch_is_cuda_only():
     # HF models' FlashAttention-2 path runs CUDA kernels only: off a lazy device's path
     assert found(FLASH.replace("{IMPL}", "flash_attention_2"), ("HPU008",)) == []
     assert found(FLASH.replace("{IMPL}", "sdpa"), ("HPU008",)) == [("HPU008", 9)]
+
+
+DEAD = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, position_ids=None):
+        ignore_cache_position = {VALUE}
+        if ignore_cache_position is False:
+            cache_position = torch.arange(x.shape[1], device=x.device)
+            if position_ids is None and cache_position:
+                position_ids = cache_position.unsqueeze(0)
+        return self.layer(x, position_ids)
+"""
+
+
+def test_a_branch_a_bool_literal_rules_out_is_dead_code():
+    # `ignore_cache_position = True  # Ignoring cache position for HPU`: the branch never runs
+    assert found(DEAD.replace("{VALUE}", "True"), ("HPU008",)) == []
+    assert found(DEAD.replace("{VALUE}", "False"), ("HPU008",)) == [("HPU008", 11)]

@@ -300,6 +300,27 @@ def _union(a: str, b: str) -> str:
     return "|".join(sorted(set(a.split("|")) | set(b.split("|"))))
 
 
+def never_holds(test: cst.BaseExpression, consts: dict) -> bool:
+    """``test`` is false by the bool literals ``consts`` holds (`flag is False`, `flag == False`,
+    `not flag` after `flag = True`; `flag` after `flag = False`)."""
+    if type(test) is cst.Name:
+        return consts.get(test.value) is False
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Name:
+        return consts.get(test.expression.value) is True
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name:
+        comp = test.comparisons[0]
+        lit = comp.comparator
+        if test.left.value in consts and type(lit) is cst.Name and lit.value in ("True", "False") \
+                and type(comp.operator) in (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual):
+            same = consts[test.left.value] == (lit.value == "True")
+            return not same if type(comp.operator) in (cst.Is, cst.Equal) else same
+    return False
+
+
+# the "device" of a branch that never runs (see never_holds): off every target
+NEVER = ("never", True)
+
+
 def runs_on(device: str, positive: bool, target: str) -> bool:
     """Whether a branch guarded by (device, positive) runs on ``target`` (``device`` may name
     several, "xla|hpu")."""

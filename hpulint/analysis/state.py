@@ -77,6 +77,9 @@ class Scope:
         self.bindings: dict = {}  # name -> Val, in source order (the last assignment wins)
         self.params: list = []
         self.early_guards = 0  # `if is_xla(): return ...` at its top: branches pushed for the rest
+        # `ignore_cache_position = True` at its top level: names bound to a bool literal, until
+        # they are bound again (a later `if ignore_cache_position is False:` is dead code)
+        self.const_bools: dict = {}
         self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
         self.defaults: dict = {}  # parameter -> the name its default names (`forward_step=ForwardStep`)

@@ -40,6 +40,10 @@ class Bindings:
             self._assign(t.target, val, node.value)
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             self._moved_batch_part(node.targets[0].target.value, node.value)
+            fn = self.function
+            if type(node.value) is cst.Name and node.value.value in ("True", "False") and fn.kind == "function" \
+                    and self.blocks and self.blocks[-1].kind == "body" and self.blocks[-1].scope is fn:
+                fn.const_bools[node.targets[0].target.value] = node.value.value == "True"
         for t in node.targets:
             if type(t.target) is cst.Attribute and type(t.target.value) is cst.Name \
                     and t.target.value.value != "self":

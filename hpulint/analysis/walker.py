@@ -236,6 +236,8 @@ class Walker(Definitions, Flow, Bindings):
             block.defs.add(name)
         scope.bindings[name] = val
         fn = self.function
+        if fn.const_bools:
+            fn.const_bools.pop(name, None)
         if name in fn.pcounters and scope is fn:
             del fn.pcounters[name]
         # `x = torch.tensor(x)` in the branch: x is one now (a merge of an inner `if` only brings
