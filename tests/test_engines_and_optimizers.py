@@ -286,34 +286,6 @@ def test_a_loader_built_in_another_module_that_wraps_loaders_for_xla_may_mark_th
     assert lint(tmp_path, files, capsys, monkeypatch) == ["trainer.py:7:9:HPU004"]
 
 
-SAMPLER = """
-import functools
-import torch
-
-
-def update(x, t, model, scale):
-    return x - scale * model(x, t), x
-
-
-def sample(model, shape, steps):
-    step_fn = functools.partial(update, scale=0.1)
-    times = torch.linspace(1.0, 0.0, steps, device="hpu")
-    x = torch.randn(shape, device="hpu")
-    for i in range(steps):
-        t = times[i]
-        x, x_mean = step_fn(x, t, model={MODEL})
-    return x
-"""
-
-
-def test_a_sampling_loop_that_hands_the_model_to_a_partial_each_pass_is_a_step_loop():
-    assert found(SAMPLER.replace("{MODEL}", "model"), ("HPU001",)) == [("HPU001", 15)]
-
-
-def test_a_loop_that_hands_no_model_over_is_no_sampling_loop():
-    assert found(SAMPLER.replace("{MODEL}", "None"), ("HPU001",)) == []
-
-
 HOST_NAMES = """
 import torch
 import habana_frameworks.torch.core as htcore

@@ -226,13 +226,6 @@ class Linked(TargetsAndRegions, TrainingFacts):
         if why is not None:
             return why
         if info["carried"]:
-            # `x, x_mean = corrector_update_fn(x, vec_t, model=model)`: each pass hands the model
-            # it was given and the state to a function that runs it (through objects it cannot
-            # follow); not a module a pass builds (`zero_module(nn.Conv2d(...))` in `__init__`)
-            for _, cls, args, kwargs, *_ in own:
-                if cls is not None and cls[0] == "fn" and cls[1] not in multi and any(
-                        _given(v) and self.project.resolve(v).kind == MODEL for v in (*args, *kwargs.values())):
-                    return f"passes a model to {self.called(cls[1])} every pass"
             # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
             # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts
             # of this loop's step
@@ -448,11 +441,6 @@ class Linked(TargetsAndRegions, TrainingFacts):
             if name not in out and p.resolve(p.val(j, mod)).kind in ("tensor", "mask"):
                 out.append(name)
         return out
-
-
-def _given(v) -> bool:
-    """A value a function was given rather than built: a parameter, or an attribute of self."""
-    return v is not None and (v.tag == "param" or (v.tag == "attr" and v.base.tag == "self"))
 
 
 def link(summaries: list, target: str) -> Linked:
