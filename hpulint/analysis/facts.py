@@ -84,7 +84,7 @@ def answer_for(linked, key: tuple):
             "steps": linked.steps.get(fid),
             "compiled": linked.compiled.get(fid),
             "eager": linked.eager.get(fid),
-            "optional": fid in linked.compiled and fid not in linked.compiled_always,
+            "optional": fid in linked.compiled and fid not in linked.compiled_unconditionally,
             "target": list(target) if target else None,
             "counters": dict(sorted(linked.counter_params.get(fid, {}).items())),
         }

@@ -34,6 +34,8 @@ from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
+
+
 class Linked(TargetsAndRegions, TrainingFacts):
     """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
 
@@ -61,7 +63,8 @@ class Linked(TargetsAndRegions, TrainingFacts):
         self.eager: dict = {}  # fid -> reason it runs eagerly next to compiled code (not lazy mode)
         # functions compiled where the compile always runs (not only under `if args.compile:`)
         self.always_compiled: set = set()
-        self.compiled_always: set = set()  # compiled on every path (not only under an option)
+        # and everything those roots (and decorated functions) reach: compiled on every path
+        self.compiled_unconditionally: set = set()
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()

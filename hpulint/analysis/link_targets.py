@@ -9,7 +9,8 @@ from hpulint.analysis.values import INST, MODEL, SYM
 
 
 class TargetsAndRegions:
-    """Fills ``targets``, ``compiled``, ``compiled_in``, ``always_compiled`` and ``eager`` of the
+    """Fills ``targets``, ``compiled``, ``compiled_in``, ``always_compiled``,
+    ``compiled_unconditionally`` and ``eager`` of the
     linked project (the attributes and ``sites``/``where`` come from the class it is mixed into)."""
 
     def _targets(self) -> None:
@@ -48,7 +49,7 @@ class TargetsAndRegions:
             dec = next((d for d in f["decorators"] if d == "torch.compile" or d.endswith("torch_xla.compile")), None)
             if dec is not None:
                 self.compiled[fid] = f"@{'torch_xla.compile' if dec != 'torch.compile' else dec} on {f['name']}()"
-                self.compiled_always.add(fid)
+                self.compiled_unconditionally.add(fid)
                 todo.append(fid)
         for mod, s in p.modules.items():
             for j, how, optional in s.get("compiled", ()):
@@ -63,14 +64,14 @@ class TargetsAndRegions:
                 for fid in fids:
                     if not optional:
                         self.always_compiled.add(fid)
-                        self.compiled_always.add(fid)
+                        self.compiled_unconditionally.add(fid)
                     if fid not in self.compiled:
                         self.compiled[fid] = f"compiled with {how}"
                         self.compiled_in[fid] = set()
                         todo.append(fid)
                     if fid in self.compiled_in:  # (not when a decorator compiles it everywhere)
                         self.compiled_in[fid].add(mod)
-        always = list(self.compiled_always)
+        always = list(self.compiled_unconditionally)
         while todo:
             fid = todo.pop()
             for _, cls, *_ in self.sites[fid]:
@@ -86,8 +87,8 @@ class TargetsAndRegions:
         while always:
             fid = always.pop()
             for _, cls, *_ in self.sites[fid]:
-                if cls is not None and cls[1] in self.compiled and cls[1] not in self.compiled_always:
-                    self.compiled_always.add(cls[1])
+                if cls is not None and cls[1] in self.compiled and cls[1] not in self.compiled_unconditionally:
+                    self.compiled_unconditionally.add(cls[1])
                     always.append(cls[1])
 
     def _lazy_module(self, mod: str) -> bool:
