@@ -43,6 +43,21 @@ def code(node: cst.CSTNode) -> str:
     return text if text is not None else _EMPTY.code_for_node(node)
 
 
+def one_line(node: cst.CSTNode, width: int = 0) -> str:
+    """The source text of a node on one line, cut to ``width`` characters (" ..." at the end)."""
+    text = " ".join(code(node).split())
+    return text if not width or len(text) <= width else text[:width - 4] + " ..."
+
+
+def loop_head(node, width: int = 0) -> str:
+    """`for x in xs` / `while test` of a loop node, for messages ("the loop" for anything else)."""
+    if type(node) is cst.For:
+        return f"for {code(node.target)} in {one_line(node.iter, width)}"
+    if type(node) is cst.While:
+        return f"while {one_line(node.test, width)}"
+    return "the loop"
+
+
 def _plain_dotted(node) -> Optional[str]:
     """The text of a name or dotted name written without parentheses, spaces or comments (most
     of what the rules quote), without generating code; None for anything else."""

@@ -28,7 +28,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, descendants, names_in
+from hpulint.analysis.syntax import child_nodes, code, descendants, names_in, one_line
 from hpulint.rules.compiled_region import MANY, recompiles_text
 
 AUTOCASTS = {"torch.autocast": None, "torch.amp.autocast": None, "torch.amp.autocast_mode.autocast": None,
@@ -311,13 +311,8 @@ def _flags(calls: list, fn: cst.FunctionDef, skip: int) -> Optional[tuple]:
             new = set(product(*choices)) - combos
             if new:
                 combos |= new
-                lines.append(_short(call))
+                lines.append(f"`{one_line(call, 70)}`")
     differ = [p.name.value for k, p in enumerate(flags) if len({c[k] for c in combos}) > 1]
     if len(combos) < MANY:
         return None
     return differ, len(combos), lines
-
-
-def _short(node: cst.CSTNode) -> str:
-    text = " ".join(code(node).split())
-    return f"`{text}`" if len(text) <= 70 else f"`{text[:66]} ...`"

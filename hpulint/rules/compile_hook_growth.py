@@ -14,7 +14,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code
+from hpulint.analysis.syntax import code, loop_head
 from hpulint.rules.compiled_region import MANY, distinct_values, recompiles_text
 
 HOOK_METHODS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
@@ -56,11 +56,11 @@ def hook_growth(hooks: list, loop_calls: list, compiled_of: dict, limit: int) ->
             continue
         how = None
         if loop is not None:
-            how, loop_node = f"on every pass of `{_head(loop.node)}`", loop.node
+            how, loop_node = f"on every pass of `{loop_head(loop.node)}`", loop.node
         elif fn_name is not None:
             for callee, where, site in loop_calls:
                 if callee == fn_name or callee.endswith("." + fn_name):
-                    how, loop_node = f"each time `{callee}()` runs in `{_head(where.node)}`", where.node
+                    how, loop_node = f"each time `{callee}()` runs in `{loop_head(where.node)}`", where.node
                     break
         if how is None:
             continue
@@ -76,11 +76,3 @@ def hook_growth(hooks: list, loop_calls: list, compiled_of: dict, limit: int) ->
         out.append((site, MESSAGE.format(compiled=code(site.func), call=code(call.func) + "(...)",
                                          where=f" in {fn_name}()" if fn_name and loop is None else "", how=how, values=values)))
     return out
-
-
-def _head(node: cst.CSTNode) -> str:
-    if type(node) is cst.For:
-        return f"for {code(node.target)} in {code(node.iter)}"
-    if type(node) is cst.While:
-        return f"while {code(node.test)}"
-    return "the loop"

@@ -14,7 +14,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, descendants, names_in
+from hpulint.analysis.syntax import descendants, loop_head, names_in, one_line
 from hpulint.rules.compile_value_forms import _has_float
 from hpulint.rules.compiled_region import MANY, distinct_values, recompiles_text
 
@@ -44,9 +44,9 @@ def lambda_global(rule, call: cst.Call, callee: str, loop, counters: dict) -> Op
         for name in sorted(set(names_in(lam.body)) - params):
             value = rule.value_in_loop(name, loop)
             if name in counters and value is None:
-                how = f"the counter of `{_head(counters[name])}`"
+                how = f"the counter of `{loop_head(getattr(counters[name], 'node', None), 60)}`"
             elif value is not None and _int_valued(value, counters):
-                how = f"`{name} = {_short(value)}` in the loop"
+                how = f"`{name} = {one_line(value, 60)}` in the loop"
             else:
                 continue
             outer = _outer_for(loop)
@@ -56,7 +56,7 @@ def lambda_global(rule, call: cst.Call, callee: str, loop, counters: dict) -> Op
             values = recompiles_text(n, rule.limit, unit="passes") if n is not None else (
                 "each new value is a recompile, and after `recompile_limit` (8) it runs eagerly for the rest of "
                 "the run (eager fallback)")
-            return MESSAGE.format(lam=_short(a.value), name=callee, arg=name, how=how, values=values)
+            return MESSAGE.format(lam=one_line(a.value, 60), name=callee, arg=name, how=how, values=values)
     return None
 
 
@@ -82,15 +82,3 @@ def _outer_for(loop):
         if type(getattr(lp, "node", None)) is cst.For:
             out = lp.node
     return out
-
-
-def _head(origin) -> str:
-    node = getattr(origin, "node", None)
-    if type(node) is cst.For:
-        return f"for {code(node.target)} in {_short(node.iter)}"
-    return "the loop"
-
-
-def _short(node: cst.CSTNode) -> str:
-    text = " ".join(code(node).split())
-    return text if len(text) <= 60 else text[:56] + " ..."
