@@ -51,7 +51,9 @@ def record_call(an, node: cst.Call) -> None:
             facts.backward.append(node)
             an.call_statement[id(node)] = an.statement
             return
-        if name == "step" and (is_optimizer_name(last_name(func.value)) or an.value(func.value) is V_OPTIMIZER):
+        owner = func.value.value if type(func.value) is cst.Subscript else func.value
+        # `optimizer.step()`, `self.optimizers["actor"].step()`: one of a dict of optimizers
+        if name == "step" and (is_optimizer_name(last_name(owner)) or an.value(func.value) is V_OPTIMIZER):
             facts.opt_step.append(node)
             an.call_statement[id(node)] = an.statement
             _note_step_guard(an)
@@ -111,6 +113,28 @@ def record_call(an, node: cst.Call) -> None:
     fn.calls.append(site)
     facts.calls.append(site)
     an.call_sites[id(node)] = site
+
+
+PROPERTY_READ = "<property>"
+
+
+def record_property_read(an, node: cst.Attribute) -> None:
+    """`self.temperature` read in a method: when the class (or a base, in any file) makes it a
+    property, its getter runs there, as a call. Filed as a call with no arguments, once per name
+    and loop, after the function's calls; the link keeps it only when the name resolves to a
+    property."""
+    fn = an.function
+    me = an.lookup("self")
+    if me.tag != "self" or fn.kind == "module":
+        return
+    loop = an.loop
+    key = (node.attr.value, loop.index if loop is not None else -1)
+    if key in fn.property_reads:
+        return
+    site = CallSite(node, Attr(me, node.attr.value), key[1], (), {}, {}, False, PROPERTY_READ)
+    site.before = len(fn.loops)
+    site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
+    fn.property_reads[key] = site  # (not among its calls: the summary files them after those)
 
 
 def _note_step_guard(an) -> None:

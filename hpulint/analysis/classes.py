@@ -66,7 +66,7 @@ class ClassQueries:
         return model
 
     def framework_kind(self, cid: str) -> Optional[str]:
-        """"optimizer", "metric", "callback" or "algorithm" when the class derives from one (a
+        """"optimizer", "metric", "callback", "algorithm", "scheduler", "engine" or "lightning" when the class derives from one (a
         library's base, or the framework's own base class when the project is the framework)."""
         own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
         for b in [*self.external_bases(cid), *own]:
@@ -87,7 +87,20 @@ class ClassQueries:
             if b.startswith("vllm.") and (leaf.endswith(("WorkerBase", "ModelRunnerBase", "ModelRunnerMixin"))
                                           or leaf in ("Worker", "GPUModelRunner")):
                 return "engine"  # a vLLM worker or model runner (a platform plugin's)
+            if leaf == "LightningModule" and b.startswith(("lightning.", "pytorch_lightning.")):
+                return "lightning"
         return None
+
+    def step_flag(self, linked, cid: str, name: str) -> bool:
+        """Is ``self.<name>`` (a logging flag by its name) set True, outside any logging interval,
+        by a method that runs every step (`self.should_print = True` next to the optimizer step
+        of `training_step()`, under the gradient-accumulation test only)? Then an `if` on it holds
+        on every step."""
+        for c in self.mro(cid):
+            for flag, fid in self.classes[c][1].get("step_flags", ()):
+                if flag == name and (linked.hot.get(fid) or linked.body_hot.get(fid)):
+                    return True
+        return False
 
     def counter_attr(self, cid: str, name: str) -> Optional[str]:
         """The attribute counted across calls behind ``self.<name>`` (itself, or the attribute

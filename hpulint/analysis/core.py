@@ -152,10 +152,16 @@ class Analysis(Walker):
         depth = step.if_depth if step is not None else here.function.if_depth
         for b in here.branches[depth:]:
             if b.in_body and b.interval and id(b.node) not in self.wraps_step:
+                if b.flag and self._step_flag(here, b.flag):
+                    continue  # `if self.should_print:` set True on every optimizer step
                 if b.pin_only and step is not None and not (b.once & step.counters):
                     continue  # `if fold == 0:` around a whole step loop: every step of that fold
                 return True
         return False
+
+    def _step_flag(self, here: Here, flag: str) -> bool:
+        cls = here.function.cls
+        return cls is not None and bool(self.facts.ask(("step-flag", cls.cid, flag)))
 
     def runs_once(self, here: Here) -> bool:
         """Under a test that pins a counter of the innermost step loop around the point, or of a

@@ -121,6 +121,8 @@ class GlobalEnv(Env):
             got = Resolver._join(parts)
             return got if got.kind != UNKNOWN else by_name(name)
         fid = self.p.method(cls, name)
+        if fid and self.p.is_property(fid):
+            return self.ret(fid)  # `self.model`, a property returning `self._model`
         return R(SYM, fid) if fid else by_name(name)
 
     def has_method(self, cls: str, name: str) -> bool:
@@ -152,6 +154,8 @@ class ShallowEnv(GlobalEnv):
         if vals:
             return Resolver._join([self.p.shallow(v) for v in vals])
         fid = self.p.method(cls, name)
+        if fid and self.p.is_property(fid):
+            return self.ret(fid)
         return R(SYM, fid) if fid else R_UNKNOWN
 
 

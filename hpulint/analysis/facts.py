@@ -90,6 +90,8 @@ def answer_for(linked, key: tuple):
         }
     if kind == "loop":
         return linked.step_loops.get((key[1], key[2]))
+    if kind == "step-flag":  # `self.should_print` set True by a method that runs every step
+        return p.step_flag(linked, key[1], key[2])
     if kind == "counter-attr":
         return p.counter_attr(key[1], key[2])
     if kind == "counter-attr-named":  # a project class named like the object counts the attribute

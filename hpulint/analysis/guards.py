@@ -32,7 +32,8 @@ _LOG_FLAG = re.compile(
 )
 # the bound a step counter reaches at the end of the run, and step counters by name
 _END_LIMIT = re.compile(r"(?:^|_)(?:max|total|limit|last|final|end)(?:_|$)|steps_this_run|^num_(?:train_)?(?:steps|iters|iterations)$|^train_iters$", re.I)
-_STEP_NAME = re.compile(r"^(?:global_)?(?:step|steps|iteration|iter|it|training_steps|global_step)$", re.I)
+_STEP_NAME = re.compile(r"^(?:global_)?(?:step|steps|iteration|iter|it|training_steps|global_step)$|"
+                        r"^batch_(?:idx|nb|index|num)$", re.I)
 _FLAG_PREFIX = re.compile(r"^(?:use|is|on|with|run_on|using|enable)_(?P<dev>[a-z]+?)(?:_\w+)?$", re.I)
 _DEVICE_CALL = re.compile(r"(?:^|_)(hpu|habana|gaudi|xla|tpu|cuda|gpu|mps|xpu|npu)(?:_|$)", re.I)
 
@@ -46,6 +47,20 @@ class Branch(NamedTuple):
     device: Optional[tuple]  # (device, positive) when the test is a device predicate
     once: frozenset = frozenset()  # counters the test pins to one value (`i == 0`): see once_counters
     pin_only: bool = False  # an interval only because it pins a counter: then only the step loop's own
+    flag: Optional[str] = None  # `if self.should_print:`: the flag attribute the test reads
+
+
+def is_log_flag(name: str) -> bool:
+    """`should_log`, `do_print`, `log_now`: a name for a flag that holds on logging steps."""
+    return bool(_LOG_FLAG.match(name))
+
+
+def flag_attribute(test: cst.BaseExpression) -> Optional[str]:
+    """`if self.should_print:`: the logging flag a method set elsewhere (see Linked's step flags)."""
+    if type(test) is cst.Attribute and type(test.value) is cst.Name and test.value.value == "self" \
+            and _LOG_FLAG.match(test.attr.value):
+        return test.attr.value
+    return None
 
 
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
@@ -62,8 +77,9 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
                 return True
             # `global_step == args.max_train_steps`, `step == args.warmup`: one step, with a step
             # counter kept by hand (`global_step += 1`)
-            return any(type(a) is cst.Name and _STEP_NAME.match(a.value) and a.value not in names_in(b)
-                       for a, b in (sides, sides[::-1]))
+            # (`self.global_step == 0` in a Lightning hook, `batch_idx == 0`)
+            return any(type(a) in (cst.Name, cst.Attribute) and _STEP_NAME.match(last_name(a))
+                       and last_name(a) not in names_in(b) for a, b in (sides, sides[::-1]))
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)
             limit = last_name(sides[1]) or ""

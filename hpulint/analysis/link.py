@@ -24,6 +24,7 @@ import os
 
 from typing import Optional
 
+from hpulint.analysis.calls import PROPERTY_READ
 from hpulint.analysis.loop_kinds import numbers_models, samples
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.training import TrainingFacts
@@ -101,8 +102,16 @@ class Linked(TargetsAndRegions, TrainingFacts):
             out = []
             by_call = []
             for loop, callee, args, kwargs, tainted, deferred, name, guarded in p.calls(fid):
-                targets = p.targets(callee, name)
-                by_call.append(targets)
+                if name == PROPERTY_READ:
+                    # `self.temperature` read: a call of its getter when it names a property
+                    getter = p.method(callee.base.cls, callee.name)
+                    targets = [("fn", getter, 1)] if getter and p.is_property(getter) else []
+                    by_call.append(targets)
+                    if not targets:
+                        continue
+                else:
+                    targets = p.targets(callee, name)
+                    by_call.append(targets)
                 for cls in targets or [None]:
                     out.append((loop, cls, args, kwargs, tainted, deferred, callee, guarded))
             self.sites[fid] = out

@@ -100,8 +100,17 @@ class Project(ClassQueries):
             for k in range(len(parts), 0, -1):
                 mod = ".".join(base + parts[:k])
                 if mod in self.modules:
+                    if base and k < len(parts) - 1 and not self._defines(mod, parts[k]):
+                        # `from lightning.pytorch import LightningModule` in a package that has a
+                        # `lightning/` of its own without a `pytorch` in it: the library
+                        break
                     return ".".join([mod, *parts[k:]])
         return ref
+
+    def _defines(self, mod: str, name: str) -> bool:
+        """Does module ``mod`` bind ``name`` (or may it, through a star import)?"""
+        s = self.modules[mod]
+        return name in s["defs"] or bool(s.get("stars")) or f"{mod}.{name}" in self.modules
 
     def symbol(self, ref: str, depth: int = 0) -> Optional[tuple]:
         """("fn", fid), ("cls", cid), ("mod", module) or ("val", Val) for an absolute reference
@@ -315,6 +324,8 @@ class Project(ClassQueries):
                 return self._classify_symbol(self.symbol(base.ref + "." + name), res)
             if base.kind in (MODEL, INST) and base.ref:
                 fid = self.method(base.ref, name)
+                if fid is not None and self.is_property(fid):
+                    return self._classify_value(res(callee), callee, res)  # `self.model(x)`, a property
                 if fid is not None:
                     if base.kind == MODEL and name in ("forward", "__call__"):
                         return ("model", fid, 1)
@@ -404,6 +415,10 @@ class Project(ClassQueries):
             if fid is not None:
                 out.append(("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1))
         return out
+
+    def is_property(self, fid: str) -> bool:
+        """A method read as an attribute (`@property`, `@functools.cached_property`)."""
+        return self._decorated(fid, "property") or self._decorated(fid, "cached_property")
 
     def _decorated(self, fid: str, name: str) -> bool:
         entry = self.functions.get(fid)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from hpulint.analysis.names import STEP_HOOKS
+from hpulint.analysis.names import HOOK_REGISTRATIONS, STEP_HOOKS
+from hpulint.analysis.values import SYM
 
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
@@ -35,6 +36,9 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
         return f"{name}() of a metric, called every batch"
     if kind == "callback" and _BATCH_EVENT.match(name):
         return f"{name}() of a callback, called every batch"
+    if kind == "lightning" and name.startswith("on_") and _BATCH_EVENT.match(name):
+        # a LightningModule's own hooks (`on_train_batch_end`, `on_before_optimizer_step`)
+        return f"{name}() of a Lightning module, called every batch"
     if kind == "scheduler" and name in ("step", "scale_model_input"):
         return f"{name}() of a diffusion scheduler, called every denoising step"
     if kind == "engine" and name in ("execute_model", "sample_tokens", "take_draft_token_ids"):
@@ -84,6 +88,16 @@ def step_seeds(p) -> dict:
                     if fid is not None and fid not in hot:
                         hot[fid] = why
     for fid, (mod, f) in p.functions.items():
+        for _, _, args, kwargs, _, _, name, _ in p.calls(fid) if f["calls"] else ():
+            if name in HOOK_REGISTRATIONS:
+                # `module.register_forward_hook(collect)`, `x.register_hook(save_grad)`: the hook
+                # runs on every forward or backward of what it is registered on
+                for v in (*args, *kwargs.values()):
+                    if v is not None and v.tag in ("sym", "attr"):
+                        res = p.resolve(v)
+                        if res.kind == SYM and res.ref in p.functions:
+                            hot.setdefault(res.ref, f"a hook given to {name}(), run on every "
+                                           f"{'backward' if 'backward' in name or name == 'register_hook' else 'forward'}")
         if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
             hot[fid] = f"{f['name']}(), called once per step"
         elif (f["cls"] is None and f["kind"] != "module" and f["params"][:1] == ["self"]

@@ -61,6 +61,8 @@ class ClassInfo:
         self.methods: dict = {}  # name -> fid
         self.counter_attrs: set = set()  # self.<name> += 1 in some method: a counter across calls
         self.fields: dict = {}  # `net: NetConfig` in the class body -> the instance it declares
+        # `self.should_print = True` in a method: (flag, fid, ids of the interval `if`s around it)
+        self.flag_sets: list = []
 
 
 class Scope:
@@ -88,6 +90,7 @@ class Scope:
         self.int_returns: list = []  # per return: the arity of the host int sequence it returns (0: not one)
         self.loops: list = []  # Loops of this function, in source order
         self.calls: list = []  # every CallSite of the function (its body and its loops), in order
+        self.property_reads: dict = {}  # (name, loop index) -> CallSite of a `self.<name>` read
         self.index_uses: list = []  # (parameter, Val of what it indexes): `alphas[index]`
         self.decorators: list = []  # qualified names of its decorators
         self.ret_annotation = None  # Val its return annotation says (`-> Tensor`), if any

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 37
+VERSION = 38
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -41,7 +41,7 @@ def _call(c, wraps_step: set) -> list:
 def summarize(an) -> dict:
     functions = {}
     for fn in an.all_functions:
-        calls = fn.calls
+        calls = fn.calls + list(fn.property_reads.values()) if fn.property_reads else fn.calls
         loops = []
         for lp in fn.loops:
             loops.append({
@@ -91,6 +91,9 @@ def summarize(an) -> dict:
             "attrs": {k: [to_json(v) for v in vals[:8]] for k, vals in info.attrs.items()},
             "methods": info.methods,
             "counter_attrs": sorted(info.counter_attrs),
+            # flags a method sets True outside any logging interval: [flag, fid]
+            "step_flags": sorted({(name, fid) for name, fid, ids in info.flag_sets
+                                  if all(i in an.wraps_step for i in ids)}),
         }
     defs = {}
     for name, v in an.module_scope.bindings.items():

@@ -5,7 +5,8 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.calls import record_call
+from hpulint.analysis import guards
+from hpulint.analysis.calls import record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
@@ -107,7 +108,7 @@ class Bindings:
 
     def _note_store(self, target: cst.BaseExpression) -> None:
         """Names a statement stores to are not reads (for the loop-carried facts)."""
-        if type(target) is cst.Name:
+        if type(target) in (cst.Name, cst.Attribute):
             self._stores.add(id(target))
         elif type(target) in (cst.Tuple, cst.List):
             for el in target.elements:
@@ -212,6 +213,10 @@ class Bindings:
             if cls is not None:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
                 v = value_node
+                if type(v) is cst.Name and v.value == "True" and guards.is_log_flag(target.attr.value):
+                    fn = self.function
+                    cls.flag_sets.append((target.attr.value, fn.fid, tuple(
+                        id(b.node) for b in self.if_branches[fn.if_depth:] if b.in_body and b.interval)))
                 if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \
                         and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)):
                     cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1
@@ -290,6 +295,8 @@ class Bindings:
         name = node.attr.value
         if type(base) is not cst.Name:
             return
+        if base.value == "self" and id(node) not in self._called_attrs and id(node) not in self._stores:
+            record_property_read(self, node)  # `self.temperature`: a property's getter runs
         if name in TENSOR_ATTRIBUTE_EVIDENCE or (name in TENSOR_EVIDENCE and id(node) in self._called_attrs):
             kind = "tensor"
         elif name in MODEL_EVIDENCE and id(node) in self._called_attrs:

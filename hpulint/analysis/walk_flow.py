@@ -138,7 +138,9 @@ class Flow:
         self._push_block(kind)
         if frame is not None:
             interval, device, once, pin_only = frame.guard
-            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once, pin_only))
+            flag = guards.flag_attribute(frame.node.test) if kind == "if-body" else None
+            self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once, pin_only,
+                                                  flag))
             plain = guards.not_tensor_exprs(frame.node.test, kind == "if-body")
             self.not_tensors.append((self.function, set(plain)) if plain else None)
             if plain:
