@@ -237,3 +237,102 @@ def test_a_packages_own_lightning_folder_does_not_hide_the_library(tmp_path, cap
             """),
     }
     assert lint(tmp_path, files, capsys, monkeypatch) == ["train.py:13:15:HPU005"]
+
+
+WRAPPED = {
+    "wrap/__init__.py": "",
+    "wrap/models.py": textwrap.dedent("""
+        import torch
+
+
+        class Wrapper(torch.nn.Module):
+            def run_train(self, **batch):
+                loss = self.module(**batch)
+                loss.backward()
+                return self._process(loss)
+
+            def _process(self, loss):
+                return loss.detach().cpu()
+
+
+        class Pipelined(torch.nn.Module):
+            def run_train(self, **batch):
+                return self.inner.run_train(**batch)
+        """),
+    "train.py": textwrap.dedent("""
+        import torch
+        import torch_xla.core.xla_model as xm
+        import wrap.factory as factory
+
+
+        def main(loader, opt):
+            model = factory.build()
+            for batch in loader:
+                loss = model.run_train(**batch)
+                opt.step()
+                xm.mark_step()
+        """),
+}
+
+
+def test_a_method_few_project_models_define_is_called_on_a_model_of_unknown_class(tmp_path, capsys, monkeypatch):
+    assert lint(tmp_path, WRAPPED, capsys, monkeypatch) == ["wrap/models.py:12:16:HPU005"]
+
+
+def test_a_module_method_a_project_model_overrides_is_still_the_modules(tmp_path, capsys, monkeypatch):
+    files = dict(WRAPPED)
+    files["wrap/models.py"] = files["wrap/models.py"].replace("def run_train(", "def train(").replace(
+        ".run_train(", ".train(")
+    files["train.py"] = files["train.py"].replace("model.run_train(**batch)", "model.train(**batch)")
+    assert lint(tmp_path, files, capsys, monkeypatch) == []
+
+
+ANNOTATED_MODULE = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class Policy(torch.nn.Module):
+    def _expert(self) -> torch.nn.Module:
+        return self.backbone.get_expert()
+
+    def sample(self, x, steps):
+        for t in torch.linspace(0, 1, steps, device=x.device):
+            v = self._expert().velocity(x, t)
+            {READ}
+        return v
+"""
+
+
+def test_a_helper_annotated_to_return_a_module_returns_one():
+    src = ANNOTATED_MODULE.replace("{READ}", "print(float(t.item()))")
+    assert found(src, ("HPU005",)) == [("HPU005", 13)]
+
+
+def test_a_helper_without_the_annotation_returns_nothing_known():
+    src = ANNOTATED_MODULE.replace("{READ}", "print(float(t.item()))").replace(" -> torch.nn.Module", "")
+    assert found(src, ("HPU005",)) == []
+
+
+PREFIX_MASK = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def integrate(model, x, prefix: torch.Tensor, prefix_mask: torch.Tensor, steps):
+    for step in range(steps):
+        t = torch.full(x.shape[:2], 1.0 - step / steps, device=x.device)
+        t[{INDEX}] = 0.0
+        x = x + model(x, t) / steps
+    return x
+"""
+
+
+def test_a_part_of_a_tensor_named_as_a_mask_indexes_by_mask():
+    src = PREFIX_MASK.replace("{INDEX}", "prefix_mask[..., 0]")
+    assert found(src, ("HPU006",)) == [("HPU006", 9)]
+
+
+def test_a_part_of_a_tensor_named_otherwise_is_no_mask():
+    src = PREFIX_MASK.replace("{INDEX}", "prefix[..., 0]")
+    assert found(src, ("HPU006",)) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hpulint.analysis.names import MODEL_BASES, MODULE_BASES
+from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_housekeeping_name
 from hpulint.analysis.values import INST, MODEL, UNKNOWN
 
 
@@ -149,6 +149,23 @@ class ClassQueries:
             for cid, (_, c) in self.classes.items():
                 self._by_stem.setdefault(c["name"].lower(), []).append(cid)
         return self._by_stem.get(obj.replace("_", "").lower(), [])
+
+    def model_methods(self, name: str) -> tuple:
+        """The methods ``name`` of the project's model classes when at most three define it (a
+        wrapper's `run_train()`): a model whose class is not known that has it is most likely of
+        one of those. Names every model has (`forward`, `generate`) have many, and give none."""
+        index = self.__dict__.get("_model_methods")
+        if index is None:
+            index = {}
+            for cid, (_, c) in self.classes.items():
+                if self.is_model_class(cid):
+                    for n, fid in c["methods"].items():
+                        index.setdefault(n, []).append(fid)
+            self._model_methods = index
+        if name.startswith("__") or name in MODULE_METHODS or is_housekeeping_name(name):
+            return ()  # (`model.train()` is nn.Module's, whatever a project class overrides)
+        fids = index.get(name, ())
+        return tuple(fids) if len(fids) <= 3 else ()
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):

@@ -259,6 +259,11 @@ class Project(ClassQueries):
             fns = self._function_apply(callee)
             if fns:
                 return fns
+        if got is None and callee.tag == "attr" and callee.base.tag != "self" \
+                and self.resolve(callee.base).kind == MODEL:
+            few = self.model_methods(callee.name)  # (as below)
+            if few:
+                return [("model", fid, 1) for fid in few]
         if got is None and callee.tag == "attr" and callee.base.tag == "self":
             # a method only the subclasses define (`self.possible_correction_step(...)`)
             fns = self._overrides(callee.base.cls, callee.name, "")
@@ -273,6 +278,14 @@ class Project(ClassQueries):
                 held = self.held_forwards(self.resolve(callee))
                 if held:
                     return [("model", fid, 1) for fid in held]
+            if got[0] == "model" and got[1] is None or got[0] != "fn" and callee.tag == "attr" and \
+                    self.resolve(callee.base).kind == MODEL:
+                # a method of a model whose class is not known (or is the wrong one of those
+                # passed: `self.module.run_train()`), that few project model classes define (a
+                # wrapper's `run_train()`): the model is one of those
+                few = self.model_methods(callee.name) if callee.tag == "attr" else ()
+                if few:
+                    return [("model", fid, 1) for fid in few]
             if got[0] == "fn" and got[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
                 return [got, *self._overrides(callee.base.cls, callee.name, got[1])]
             return [got]

@@ -8,7 +8,8 @@ import libcst as cst
 from hpulint.analysis.loops import int_seq_arity
 from hpulint.analysis.syntax import last_name, param_names
 from hpulint.analysis.state import Block, ClassInfo, Scope
-from hpulint.analysis.values import Param, Self, Sym, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
+from hpulint.analysis.names import MODEL_BASES, MODULE_BASES
+from hpulint.analysis.values import Param, Self, Sym, V_MODEL, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
 from hpulint.analysis.walker_base import _ANNOTATED, _TENSOR_ANNOTATIONS
 
 
@@ -159,10 +160,14 @@ class Definitions:
         return self.qualname(ann) in _TENSOR_ANNOTATIONS
 
     def _annotation_value(self, ann: cst.BaseExpression):
-        """A return annotation that says tensor (`-> Tensor`) or tensors (`-> dict[str, Tensor]`,
-        `-> Tuple[Tensor, Tensor]`, `-> list[torch.Tensor]`); None otherwise."""
+        """A return annotation that says tensor (`-> Tensor`), tensors (`-> dict[str, Tensor]`,
+        `-> Tuple[Tensor, Tensor]`, `-> list[torch.Tensor]`) or a module (`-> nn.Module`); None
+        otherwise."""
         if self._is_tensor_annotation(ann):
             return V_TENSOR
+        if type(ann) in (cst.Name, cst.Attribute) and (self.qualname(ann) in MODULE_BASES or self.qualname(ann)
+                                                        in MODEL_BASES):
+            return V_MODEL  # `-> nn.Module`: whatever the body returns, a module
         if type(ann) is cst.Subscript:
             head = (self.qualname(ann.value) or "").rsplit(".", 1)[-1].lower()
             if head in ("dict", "list", "tuple", "sequence", "mapping", "iterable"):

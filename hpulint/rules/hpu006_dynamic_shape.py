@@ -78,7 +78,9 @@ class DynamicShapeInHotPath(Rule):
                 v = an.value(idx)
                 if mask_value(v) or type(idx) in (cst.Name, cst.Attribute, cst.Subscript, cst.Call):
                     what = "a boolean-mask store" if store else "boolean-mask indexing"
-                    named = _MASK_NAME.search(last_name(idx) or "") is not None
+                    # (`x[keep_mask]`, `x[prefix_mask[..., 0]]`: a part of a mask is one too)
+                    named = _MASK_NAME.search(last_name(idx.value if type(idx) is cst.Subscript else idx)
+                                              or "") is not None
 
                     def is_mask(v=v, base=base, named=named):
                         # (a device tensor named as a mask, `tensor[sequence_mask]`, is one)
