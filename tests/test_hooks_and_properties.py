@@ -336,3 +336,53 @@ def test_a_part_of_a_tensor_named_as_a_mask_indexes_by_mask():
 def test_a_part_of_a_tensor_named_otherwise_is_no_mask():
     src = PREFIX_MASK.replace("{INDEX}", "prefix[..., 0]")
     assert found(src, ("HPU006",)) == []
+
+
+CHECKPOINTED = """
+import numpy as np
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class Recompute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run, x):
+        ctx.run = run
+        with torch.no_grad():
+            return run(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        with torch.enable_grad():
+            out = ctx.run(ctx.saved)
+        torch.autograd.backward(out, grad)
+        return None, grad
+
+
+class Encoder(torch.nn.Module):
+    def forward(self, x):
+        return Recompute.apply(self.block, x)
+
+
+def to_numpy(t):
+    return t.detach().cpu().numpy()
+
+
+def build_index(loader, out):
+    encoder = Encoder()
+    for batch in loader:
+        emb = encoder(batch)
+        {USE}
+"""
+
+
+def test_an_inference_loop_through_a_checkpointed_model_does_not_train():
+    # the autograd Function's backward() runs only inside someone's backward pass: the loop
+    # below only embeds, and the copy its helper returns is what the loop writes out
+    src = CHECKPOINTED.replace("{USE}", "np.save(out, to_numpy(emb))")
+    assert found(src, ("HPU005",)) == []
+
+
+def test_the_same_copy_in_a_loop_that_trains_is_a_host_read():
+    src = CHECKPOINTED.replace("{USE}", "np.save(out, to_numpy(emb))\n        emb.sum().backward()")
+    assert found(src, ("HPU005",)) == [("HPU005", 28)]

@@ -160,7 +160,8 @@ class ClassQueries:
             for cid, (_, c) in self.classes.items():
                 if self.is_model_class(cid):
                     for n, fid in c["methods"].items():
-                        index.setdefault(n, []).append(fid)
+                        if not self.is_property(fid):
+                            index.setdefault(n, []).append(fid)
             self._model_methods = index
         if name.startswith("__") or name in MODULE_METHODS or is_housekeeping_name(name):
             return ()  # (`model.train()` is nn.Module's, whatever a project class overrides)

@@ -261,7 +261,9 @@ class Project(ClassQueries):
                 return fns
         if got is None and callee.tag == "attr" and callee.base.tag != "self" \
                 and self.resolve(callee.base).kind == MODEL:
-            few = self.model_methods(callee.name)  # (as below)
+            # (as below; also when the class is known but lacks the method, the wrong one of the
+            # classes callers pass: `self.module.run_train()`)
+            few = self.model_methods(callee.name)
             if few:
                 return [("model", fid, 1) for fid in few]
         if got is None and callee.tag == "attr" and callee.base.tag == "self":
@@ -278,11 +280,9 @@ class Project(ClassQueries):
                 held = self.held_forwards(self.resolve(callee))
                 if held:
                     return [("model", fid, 1) for fid in held]
-            if got[0] == "model" and got[1] is None or got[0] != "fn" and callee.tag == "attr" and \
-                    self.resolve(callee.base).kind == MODEL:
-                # a method of a model whose class is not known (or is the wrong one of those
-                # passed: `self.module.run_train()`), that few project model classes define (a
-                # wrapper's `run_train()`): the model is one of those
+            if got[0] == "model" and got[1] is None:
+                # a method of a model whose class is not known, that few project model classes
+                # define (a wrapper's `run_train()`): the model is one of those
                 few = self.model_methods(callee.name) if callee.tag == "attr" else ()
                 if few:
                     return [("model", fid, 1) for fid in few]

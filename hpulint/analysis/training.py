@@ -115,6 +115,11 @@ class TrainingFacts:
                 continue
             seen.add(g)
             gf = p.functions[g][1]
+            if gf["name"] == "backward" and "staticmethod" in gf["decorators"]:
+                # an autograd Function's backward() (activation checkpointing re-runs the forward
+                # and backpropagates through it): part of someone else's backward pass, it runs
+                # only when a loss is backpropagated, not because this loop trains
+                continue
             marks = list(gf["marks"])
             for info in gf["loops"]:
                 marks += info["marks"]
