@@ -379,15 +379,26 @@ class Linked(TargetsAndRegions, TrainingFacts):
         """The calls a hot function makes, each with why its callee runs every step; with
         ``loops`` (the step loops), only those outside the function's own step loops."""
         why = f"called from {self.where(fid)}"
+        props = {cls[1]: self.reached_from(fid, cls[1]) for _, cls, *_ in self.sites[fid]
+                 if cls is not None and cls[1] is not None and self.project.is_property(cls[1])}
         skip: set = set()
         for i in range(len(self.project.functions[fid][1]["loops"])) if loops is not None else ():
             if (fid, i) in loops:
                 skip |= self._inner_loops(fid, i)
         # a call under a logging-interval test does not run every step (`save_progress(...)`
         # under `if step % save_steps == 0:`): it does not make its callee hot
-        return [(fid, cls, args, kwargs, deferred, why)
+        return [(fid, cls, args, kwargs, deferred, props.get(cls[1], why) if cls is not None else why)
                 for loop, cls, args, kwargs, _, deferred, _, guarded in self.sites[fid]
                 if not guarded and loop not in skip]
+
+    def reached_from(self, fid: str, callee: str, what: str = "") -> str:
+        """Why ``callee`` runs where ``fid`` does: it calls it, or reads it (a property)."""
+        if self.project.is_property(callee):
+            f = self.project.functions[fid][1]
+            owner = f"{self.project.classes[f['cls']][1]['name']}.{f['name']}()" if f["cls"] else f"{f['name']}()"
+            name = self.project.functions[callee][1]["name"]
+            return f"a property {what}{owner} reads as `self.{name}`"
+        return f"called from {what}{self.where(fid)}"
 
     def _callees(self, cls, args, kwargs, deferred: bool) -> list:
         out = []

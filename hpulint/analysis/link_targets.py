@@ -74,11 +74,11 @@ class TargetsAndRegions:
         always = list(self.compiled_unconditionally)
         while todo:
             fid = todo.pop()
-            for _, cls, *_ in self.sites[fid]:
+            for _, cls, *_rest in self.sites[fid]:
                 # a `torch.compiler.disable`d function runs eagerly (the call is a graph break)
                 if cls is not None and cls[1] is not None and cls[1] not in self.compiled \
                         and not p.disabled(cls[1]):
-                    self.compiled[cls[1]] = f"called from the compiled {self.where(fid)}"
+                    self.compiled[cls[1]] = self.reached_from(fid, cls[1], "the compiled ")
                     if fid in self.compiled_in:
                         self.compiled_in[cls[1]] = self.compiled_in[fid]
                     todo.append(cls[1])
