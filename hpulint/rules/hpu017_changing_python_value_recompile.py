@@ -24,6 +24,7 @@ from hpulint.rules.compile_list_args import list_argument
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
+from hpulint.rules.compile_string_lists import string_list_argument
 from hpulint.rules.compiled_region import (LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
                                            names_in, recompiles_text)
 
@@ -259,6 +260,8 @@ class ChangingValueRecompile(LoopCalls):
                 spec = self._specialized(call, callee, loop, counters) if counted is None else None
                 spec = spec or (partial_argument(self, call, callee, loop, counters, self.defs)
                                 if counted is None else None)
+                spec = spec or (string_list_argument(self, call, callee, loop, counters, *self._def(callee))
+                                if counted is None else None)  # new strings every pass (compile_string_lists)
                 if spec is not None:
                     reported.add(callee)
                     self.report(call, spec)
