@@ -110,7 +110,7 @@ class ChangingValueRecompile(LoopCalls):
         self.sites: dict = {}  # name called -> the node that compiles it (compile_call_states)
 
     def visit_If(self, node: cst.If) -> None:
-        hit = compared(self.an, node)
+        hit = compared(self.an, node, self.module)
         if hit is not None and hit[3] == "value":  # a branch on a number argument (compile_dynamic_branch)
             self.branches.append((self.an.function, hit))
 
