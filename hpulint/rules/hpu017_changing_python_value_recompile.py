@@ -83,7 +83,7 @@ class ChangingValueRecompile(LoopCalls):
                "an int bounding a range() loop or indexing a Python list, a float given to interpolate/dropout/pad, "
                "or a list of strings whose items it reads, changed by the loop; next() of an itertools.count in the "
                "compiled region; a list of ints drawn at random each pass, or a list attribute the loop appends to; "
-               "a branch on a number argument the calls give values on both sides of its test; 3 or more autocast "
+               "a branch on a number argument (or on it modulo a constant) the calls give values on both sides of its test; 3 or more autocast "
                "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
                "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
                "module-level loop that reads a global the loop changes (recompile per value)")
