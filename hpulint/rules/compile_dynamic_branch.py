@@ -30,7 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code, descendants
-from hpulint.rules.compile_modulo_branch import module_ints, modulo_test
+from hpulint.rules.compile_modulo_branch import modulo_test
 from hpulint.rules.compiled_region import compiled_why
 
 OPS = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
@@ -53,10 +53,10 @@ SIZE = (
 )
 
 
-def compared(an, node: cst.If, module: Optional[cst.Module] = None):
+def compared(an, node: cst.If, ints: Optional[dict] = None):
     """(if test, comparison, param, kind, check) for an `if` that compares a parameter of its function with a
     number (kind "value", check(v) -> side), or the parameter modulo a constant with one (`step % EVERY
-    != 0`, compile_modulo_branch; ``module`` gives the module-level ints), or a size of one with anything
+    != 0`, compile_modulo_branch; ``ints`` are the module-level ints, module_ints), or a size of one with anything
     (kind "size"), directly or through a name the function bound to the comparison (`do_cfg = scale >
     1.0; if do_cfg:`)."""
     fn = an.function
@@ -68,8 +68,8 @@ def compared(an, node: cst.If, module: Optional[cst.Module] = None):
         if getattr(bound, "op", None) != "cmp":
             return None
         test = _bound_comparisons(an, fn.node).get(test.value)
-    if module is not None and type(test) is cst.Comparison:
-        mod = modulo_test(test, set(fn.params or ()), module_ints_of(an, module))
+    if ints is not None and type(test) is cst.Comparison:
+        mod = modulo_test(test, set(fn.params or ()), ints)
         if mod is not None:
             return node.test, test, mod[0], "value", mod[1]
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
@@ -278,14 +278,6 @@ def _called_instance(module, fdef, fn, param: str) -> bool:
     return made and any(type(n) is cst.Call and type(n.func) is cst.Name and n.func.value not in defined
                         and any(type(a.value) is cst.Name and a.value.value == param for a in n.args)
                         for n in descendants(fdef.body))
-
-
-def module_ints_of(an, module: cst.Module) -> dict:
-    """compile_modulo_branch.module_ints, worked out once per file."""
-    cache = an.__dict__.setdefault("_module_ints", {})
-    if id(module) not in cache:
-        cache[id(module)] = module_ints(module)
-    return cache[id(module)]
 
 
 def _bound_comparisons(an, fn_node) -> dict:

@@ -21,6 +21,7 @@ from hpulint.rules.compile_cycled import cycled, partial_argument, structure_fin
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
+from hpulint.rules.compile_modulo_branch import module_ints
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
@@ -108,9 +109,12 @@ class ChangingValueRecompile(LoopCalls):
         self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
         self.branches: list = []  # (function scope, compared(...)): `if scale > 1.0:` in a function
         self.sites: dict = {}  # name called -> the node that compiles it (compile_call_states)
+        self.ints = None  # module-level names bound once to an int literal (compile_modulo_branch)
 
     def visit_If(self, node: cst.If) -> None:
-        hit = compared(self.an, node, self.module)
+        if self.ints is None:
+            self.ints = module_ints(self.module)  # (compile_modulo_branch)
+        hit = compared(self.an, node, self.ints)
         if hit is not None and hit[3] == "value":  # a branch on a number argument (compile_dynamic_branch)
             self.branches.append((self.an.function, hit))
 
