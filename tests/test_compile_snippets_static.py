@@ -24,10 +24,18 @@ HELD_OUT_FROM = 116  # the sixth set: linted once, its misses not worked on
 WORKED = [r for r in ROWS if bench.snippet_number(r["file"]) < HELD_OUT_FROM]
 
 
+# Findings of the lazy-mode rules on look-alikes that were measured right on the lazy device
+# (truth.json measures Dynamo only): c305's beam-search history grown with torch.cat and a
+# mark_step every pass, on PyTorch/XLA 2.9 (PJRT CPU): 12 XLA compilations over 8 steps, 5 with the
+# history preallocated and written in place, 2 without the loop.
+LAZY_MEASURED = {"c305_tensor_beam_step_openxla.py": [("HPU003", 46)]}
+
+
 def test_no_look_alike_gets_a_finding():
     flagged = {r["file"]: r["findings"] for r in ROWS if r["safe"] and r["findings"]}
     assert sum(r["safe"] for r in ROWS) >= 10
-    assert flagged == {}
+    assert flagged == LAZY_MEASURED
+    assert all(code not in bench.COMPILE_RULES for found in flagged.values() for code, _ in found)
 
 
 def test_graph_break_lines_get_a_compile_finding():

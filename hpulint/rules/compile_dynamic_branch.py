@@ -30,6 +30,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import child_nodes, code, descendants
+from hpulint.rules.compile_modulo_branch import modulo_test
 from hpulint.rules.compiled_region import compiled_why
 
 OPS = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
@@ -52,10 +53,12 @@ SIZE = (
 )
 
 
-def compared(an, node: cst.If):
+def compared(an, node: cst.If, ints: Optional[dict] = None):
     """(if test, comparison, param, kind, check) for an `if` that compares a parameter of its function with a
-    number (kind "value", check(v) -> side) or a size of one with anything (kind "size"), directly
-    or through a name the function bound to the comparison (`do_cfg = scale > 1.0; if do_cfg:`)."""
+    number (kind "value", check(v) -> side), or the parameter modulo a constant with one (`step % EVERY
+    != 0`, compile_modulo_branch; ``ints`` are the module-level ints, module_ints), or a size of one with anything
+    (kind "size"), directly or through a name the function bound to the comparison (`do_cfg = scale >
+    1.0; if do_cfg:`)."""
     fn = an.function
     if fn.kind != "function":
         return None
@@ -65,6 +68,10 @@ def compared(an, node: cst.If):
         if getattr(bound, "op", None) != "cmp":
             return None
         test = _bound_comparisons(an, fn.node).get(test.value)
+    if ints is not None and type(test) is cst.Comparison:
+        mod = modulo_test(test, set(fn.params or ()), ints)
+        if mod is not None:
+            return node.test, test, mod[0], "value", mod[1]
     if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
             or type(test.comparisons[0].operator) not in OPS:
         return None

@@ -8,7 +8,9 @@ Dynamo's own explanations are quoted in the messages).
   ``torch.cuda.manual_seed(_all)``, ``torch.get_rng_state``/``set_rng_state``, Python's
   ``random.seed`` ("marked as skipped"), and ``<generator>.manual_seed(...)``;
 - a ``torch.Generator``: made inside the region ("Opaque objects cannot be created inside the
-  torch.compile region"), or passed as ``generator=`` to a random op ("Missing `as_proxy()`");
+  torch.compile region"), or passed as ``generator=`` to a random op ("Missing `as_proxy()`"),
+  also through a parameter of the compiled function when a call gives it a generator
+  (compile_passed_generators);
 - a change of ``requires_grad``: ``t.requires_grad = ...`` (any value), ``requires_grad_(False)`` on
   parameters or a module, ``requires_grad_()``/``(True)`` on a tensor that is not a parameter, a
   factory with ``requires_grad=True``. Not a break: ``requires_grad_(True)`` on parameters that
@@ -74,7 +76,8 @@ def is_context_generator(fn) -> bool:
     return fn is not None and any(d in CONTEXT_MANAGERS for d in getattr(fn, "decorators", ()))
 
 
-def untraced(an, node: cst.Call, in_except: bool = False, passed: Optional[set] = None) -> Optional[tuple]:
+def untraced(an, node: cst.Call, in_except: bool = False, passed: Optional[set] = None,
+             generators=None) -> Optional[tuple]:
     """(what is said, why Dynamo breaks, fix, check) for a call HPU012 reports beyond host
     reads, or None. ``check`` runs after the project is linked."""
     func = node.func
@@ -95,7 +98,7 @@ def untraced(an, node: cst.Call, in_except: bool = False, passed: Optional[set] 
             return "`.manual_seed()` of a generator", GEN_SEED_WHY, FIX_GENERATOR, lambda: True
         if method == "requires_grad_":
             return _requires_grad_call(an, node, func.value)
-    gen = _generator_arg(an, node)
+    gen = _generator_arg(an, node, generators)
     if gen is not None:
         return gen
     if qn.startswith("torch.") and not qn.startswith("torch.nn.") and _literal(_kw(node, "requires_grad")) is True:
@@ -198,13 +201,19 @@ def _is_parameter(v) -> bool:
     return isinstance(v, Meth) and v.name in ("parameters", "named_parameters")
 
 
-def _generator_arg(an, node: cst.Call) -> Optional[tuple]:
+def _generator_arg(an, node: cst.Call, generators=None) -> Optional[tuple]:
     arg = _kw(node, "generator")
     if arg is None or (isinstance(arg, cst.Name) and arg.value == "None"):
         return None
-    if isinstance(arg, cst.Name) and arg.value in an.function.params:
-        return None  # a pass-through (`generator=None` by default): what callers give is not known here
     name = node.func.attr.value if isinstance(node.func, cst.Attribute) else getattr(node.func, "value", "")
+    if isinstance(arg, cst.Name) and arg.value in an.function.params:
+        # a parameter: a pass-through (`generator=None` by default) unless a call of the compiled
+        # function gives it a generator (compile_passed_generators)
+        if generators is None:
+            return None
+        fn, param = an.function, arg.value
+        return (f"`{name}(..., generator={param})` (a `torch.Generator` the caller passes)", GENERATOR_ARG_WHY,
+                FIX_GENERATOR, lambda: generators.given(an, fn, param) is not None)
     return f"`{name}(..., generator=...)`", GENERATOR_ARG_WHY, FIX_GENERATOR, lambda: True
 
 

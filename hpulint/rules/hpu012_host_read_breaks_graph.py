@@ -35,6 +35,7 @@ from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow
                                          under_logger_test)
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
@@ -124,6 +125,7 @@ class HostReadBreaksGraph(Rule):
         self.iters = Iterators()  # iterators made outside functions, host lists (compile_iterators)
         self.broken: set = set()  # ids of @contextmanager generators with a finding already
         self.bounded: set = set()  # ids of statements with a slice-bound finding
+        self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -143,6 +145,7 @@ class HostReadBreaksGraph(Rule):
             call = d.decorator.func if type(d.decorator) is cst.Call else d.decorator
             if (self.an.qualname(call) or "") == "torch.compile":
                 self.compiled_names.add(node.name.value)
+                self.generators.compiled_def(node.name.value)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in ("GRU", "LSTM", "RNN"):
@@ -209,6 +212,7 @@ class HostReadBreaksGraph(Rule):
         an = self.an
         fn = an.function
         self.built.call(an, node)
+        self.generators.call(an, node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
             self.passed |= {a.keyword.value for a in node.args if a.keyword is not None
                             and not (type(a.value) is cst.Name and a.value.value == "None")}
@@ -259,8 +263,10 @@ class HostReadBreaksGraph(Rule):
         an = self.an
         self.built.assign(an, node)
         self.iters.assign(an, node)
+        self.generators.assign(an, node)
         if is_compile_call(an, node.value):
             self.compiled_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
+            self.generators.compiled_assign(node, node.value)
         if an.function.kind != "function" or not_traced(an):
             return
         for t in node.targets:
@@ -304,7 +310,7 @@ class HostReadBreaksGraph(Rule):
         sched = scheduler_call(an, self.built, an.function, node)  # (its check is exclusive of a GradScaler's)
         if sched is not None:
             self._report(node, None, None, sched[0], subject=sched[1])
-        hit = untraced(an, node, self.in_except > 0, self.passed) or unsupported_call(an, self.built, node) \
+        hit = untraced(an, node, self.in_except > 0, self.passed, self.generators) or unsupported_call(an, self.built, node) \
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor)
         if hit is not None:
             said, why, fix, check = hit

@@ -17,12 +17,13 @@ import libcst as cst
 from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
-from hpulint.rules.compile_dynamic_branch import compared, size_branches
+from hpulint.rules.compile_dynamic_branch import compared, compiled_def, size_branches
 from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_layouts import input_layouts, layouts_message
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
+from hpulint.rules.compile_tensor_loops import looped_sizes
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
                                          input_forms, size_key)
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, counter_values, is_compile_call,
@@ -50,7 +51,8 @@ class StaticShapesRecompile(LoopCalls):
                "output fed back (also through a functools.partial of torch.compile, or mark_static in a helper); a "
                "compiled function fed inputs of 3 or more ranks, dtypes or memory layouts; a dict keyed by a size "
                "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
-               "branch on the size of an input the loop grows by concatenation")
+               "branch on the size of an input the loop grows by concatenation; a Python loop over an input whose first "
+               "dimension follows a loop counter or a random draw")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -155,6 +157,7 @@ class StaticShapesRecompile(LoopCalls):
     def finish(self) -> None:
         for node, when in size_branches(self):
             self.report(node, "{why}", when=when)
+        self._tensor_loops()
         self._forms()
         looped = [(c, callee, loop) for c, callee, loop, _ in self.calls]
         for callee, layouts in input_layouts(self.module, set(self.compiled), looped, self.value_in_loop,
@@ -189,6 +192,22 @@ class StaticShapesRecompile(LoopCalls):
                 msg = COUNTED.format(how=how, name="the compiled function", what="a size",
                                      values=recompiles_text(n, self.limit), arg=", ".join(sorted(shape)), fix=FIX_STATIC)
             self.report(node, msg, fix=_dynamic_mark_fix(node, self.ctx.source))
+
+    def _tensor_loops(self) -> None:
+        """A compiled function that loops in Python over a tensor whose first dimension changes
+        from pass to pass (compile_tensor_loops)."""
+        done = set()
+        for call, callee, loop, counters in self.calls:
+            if callee not in self.compiled or callee in done:
+                continue
+            fn, skip = compiled_def(self, callee)
+            target = self.compiled[callee][1]
+            if fn is None and type(target) is cst.Name:  # `loss_fn = torch.compile(batch_hard_triplet)`
+                fn, skip = compiled_def(self, target.value)
+            msg = looped_sizes(self, self.an, call, callee, loop, counters, fn, skip)
+            if msg is not None:
+                done.add(callee)
+                self.report(call, msg)
 
     def _helper_marks(self) -> None:
         """`mark_static(batch, 0)` in a helper on a tensor made from its parameter, the helper called

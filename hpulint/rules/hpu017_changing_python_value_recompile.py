@@ -21,9 +21,11 @@ from hpulint.rules.compile_cycled import cycled, partial_argument, structure_fin
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
+from hpulint.rules.compile_modulo_branch import module_ints
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
+from hpulint.rules.compile_string_lists import string_list_argument
 from hpulint.rules.compiled_region import (LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
                                            names_in, recompiles_text)
 
@@ -82,7 +84,7 @@ class ChangingValueRecompile(LoopCalls):
                "an int bounding a range() loop or indexing a Python list, a float given to interpolate/dropout/pad, "
                "or a list of strings whose items it reads, changed by the loop; next() of an itertools.count in the "
                "compiled region; a list of ints drawn at random each pass, or a list attribute the loop appends to; "
-               "a branch on a number argument the calls give values on both sides of its test; 3 or more autocast "
+               "a branch on a number argument (or on it modulo a constant) the calls give values on both sides of its test; 3 or more autocast "
                "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
                "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
                "module-level loop that reads a global the loop changes (recompile per value)")
@@ -107,9 +109,12 @@ class ChangingValueRecompile(LoopCalls):
         self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
         self.branches: list = []  # (function scope, compared(...)): `if scale > 1.0:` in a function
         self.sites: dict = {}  # name called -> the node that compiles it (compile_call_states)
+        self.ints = None  # module-level names bound once to an int literal (compile_modulo_branch)
 
     def visit_If(self, node: cst.If) -> None:
-        hit = compared(self.an, node)
+        if self.ints is None:
+            self.ints = module_ints(self.module)  # (compile_modulo_branch)
+        hit = compared(self.an, node, self.ints)
         if hit is not None and hit[3] == "value":  # a branch on a number argument (compile_dynamic_branch)
             self.branches.append((self.an.function, hit))
 
@@ -259,6 +264,8 @@ class ChangingValueRecompile(LoopCalls):
                 spec = self._specialized(call, callee, loop, counters) if counted is None else None
                 spec = spec or (partial_argument(self, call, callee, loop, counters, self.defs)
                                 if counted is None else None)
+                spec = spec or (string_list_argument(self, call, callee, loop, counters, *self._def(callee))
+                                if counted is None else None)  # new strings every pass (compile_string_lists)
                 if spec is not None:
                     reported.add(callee)
                     self.report(call, spec)
