@@ -263,7 +263,7 @@ class Project(ClassQueries):
                 and self.resolve(callee.base).kind == MODEL:
             # (as below; also when the class is known but lacks the method, the wrong one of the
             # classes callers pass: `self.module.run_train()`)
-            few = self.model_methods(callee.name)
+            few = self._few_model_methods(callee)
             if few:
                 return [("model", fid, 1) for fid in few]
         if got is None and callee.tag == "attr" and callee.base.tag == "self":
@@ -283,7 +283,7 @@ class Project(ClassQueries):
             if got[0] == "model" and got[1] is None:
                 # a method of a model whose class is not known, that few project model classes
                 # define (a wrapper's `run_train()`): the model is one of those
-                few = self.model_methods(callee.name) if callee.tag == "attr" else ()
+                few = self._few_model_methods(callee)
                 if few:
                     return [("model", fid, 1) for fid in few]
             if got[0] == "fn" and got[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
@@ -428,6 +428,14 @@ class Project(ClassQueries):
             if fid is not None:
                 out.append(("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1))
         return out
+
+    def _few_model_methods(self, callee: Val) -> tuple:
+        """`model.run_train(...)` on a model of unknown class: the few project model classes'
+        methods of that name (see ``model_methods``); not `self.gate(x)`, a submodule called, nor
+        a method of `self` (its class and subclasses are known)."""
+        if callee.tag != "attr" or callee.base.tag == "self" or self.resolve(callee).kind == MODEL:
+            return ()
+        return self.model_methods(callee.name)
 
     def is_property(self, fid: str) -> bool:
         """A method read as an attribute (`@property`, `@functools.cached_property`)."""
