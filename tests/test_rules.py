@@ -781,6 +781,7 @@ NEW_CASES = {
         train_loader = DataLoader(dataset, **train_kwargs)
         eval_loader = DataLoader(dataset, batch_size=64, shuffle=False)
         ok_loader = DataLoader(dataset, batch_size=64, drop_last=True)
+        one_loader = DataLoader(dataset, batch_size=1, shuffle=False)
         def train(model, train_loader, optimizer):
             for batch_idx, (data, target) in enumerate(train_loader):
                 loss = model(data.to("hpu")).sum()
@@ -790,6 +791,8 @@ NEW_CASES = {
                 htcore.mark_step()
         def check(model):
             for data, _ in ok_loader:
+                model(data)
+            for data, _ in one_loader:
                 model(data)
         """,
         ["HPU007@6"],

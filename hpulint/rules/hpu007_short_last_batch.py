@@ -79,6 +79,8 @@ class ShortLastBatch(Rule):
             return
         if type(kw.get("batch_size")) is cst.Name and kw["batch_size"].value == "None":
             return
+        if type(kw.get("batch_size")) is cst.Integer and kw["batch_size"].evaluated_value == 1:
+            return  # one sample a batch: every batch, the last one too, has the same shape
         for a in call.args:
             if a.star == "**":
                 keys = self.dicts.get(dotted(a.value) or "")
