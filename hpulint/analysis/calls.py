@@ -109,10 +109,15 @@ def record_call(an, node: cst.Call) -> None:
                     deferred, name or "")
     site.index = len(fn.calls)
     site.before = len(fn.loops)  # loops of its function that start before it
-    site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
+    site.guards = interval_guards(an)
     fn.calls.append(site)
     facts.calls.append(site)
     an.call_sites[id(node)] = site
+
+
+def interval_guards(an) -> tuple:
+    """ids of the logging-interval / run-once `if`s of the current function around the point."""
+    return tuple(id(b.node) for b in an.if_branches[an.function.if_depth:] if b.in_body and b.interval)
 
 
 PROPERTY_READ = "<property>"
@@ -133,7 +138,7 @@ def record_property_read(an, node: cst.Attribute) -> None:
         return
     site = CallSite(node, Attr(me, node.attr.value), key[1], (), {}, {}, False, PROPERTY_READ)
     site.before = len(fn.loops)
-    site.guards = tuple(id(b.node) for b in an.if_branches[fn.if_depth:] if b.in_body and b.interval)
+    site.guards = interval_guards(an)
     fn.property_reads[key] = site  # (not among its calls: the summary files them after those)
 
 

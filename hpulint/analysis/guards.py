@@ -58,7 +58,7 @@ def is_log_flag(name: str) -> bool:
 def flag_attribute(test: cst.BaseExpression) -> Optional[str]:
     """`if self.should_print:`: the logging flag a method set elsewhere (see Linked's step flags)."""
     if type(test) is cst.Attribute and type(test.value) is cst.Name and test.value.value == "self" \
-            and _LOG_FLAG.match(test.attr.value):
+            and is_log_flag(test.attr.value):
         return test.attr.value
     return None
 

@@ -31,7 +31,7 @@ from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import model_only, without_preparation
 from hpulint.analysis.project import Project
-from hpulint.analysis.values import LOADER, MLOADER, MODEL, SYM
+from hpulint.analysis.values import LOADER, MLOADER, MODEL
 
 MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
@@ -406,13 +406,8 @@ class Linked(TargetsAndRegions, TrainingFacts):
             out.append(cls[1])
         if deferred:
             return out
-        for v in (*args, *kwargs.values()):  # callbacks: optimizer.step(closure), checkpoint(fn, x)
-            if v is None or v.tag not in ("sym", "attr"):
-                continue
-            res = self.project.resolve(v)
-            if res.kind == SYM and res.ref in self.project.functions:
-                out.append(res.ref)
-        return out
+        # callbacks: optimizer.step(closure), checkpoint(fn, x)
+        return out + self.project.functions_passed(args, kwargs)
 
     # --- counters carried into callees ---------------------------------------------------
 

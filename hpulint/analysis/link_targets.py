@@ -74,7 +74,7 @@ class TargetsAndRegions:
         always = list(self.compiled_unconditionally)
         while todo:
             fid = todo.pop()
-            for _, cls, *_rest in self.sites[fid]:
+            for _, cls, *_ in self.sites[fid]:
                 # a `torch.compiler.disable`d function runs eagerly (the call is a graph break)
                 if cls is not None and cls[1] is not None and cls[1] not in self.compiled \
                         and not p.disabled(cls[1]):

@@ -29,14 +29,13 @@ MARKING_LOADERS = frozenset(
     }
 )
 XLA_OPTIMIZER_STEP = "torch_xla.core.xla_model.optimizer_step"
-# calls whose function argument runs later on the host, not in the step (a logging closure)
 # a function given to these runs on every forward (backward) of the module or tensor it is hooked on
 HOOK_REGISTRATIONS = frozenset({"register_hook", "register_forward_hook", "register_forward_pre_hook",
                                 "register_full_backward_hook", "register_full_backward_pre_hook",
                                 "register_backward_hook", "register_post_accumulate_grad_hook"})
-DEFERRED_CALLBACKS = frozenset({"add_step_closure", "register_hook", "register_forward_hook",
-                                "register_forward_pre_hook", "register_full_backward_hook",
-                                "submit", "apply_async", "Thread", "Process", "atexit.register"})
+# calls whose function argument runs later, not in the call (a logging closure, a hook)
+DEFERRED_CALLBACKS = HOOK_REGISTRATIONS | frozenset({"add_step_closure", "submit", "apply_async", "Thread",
+                                                     "Process", "atexit.register"})
 
 # --- torch: what returns a tensor ----------------------------------------------------------------
 

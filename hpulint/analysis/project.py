@@ -259,8 +259,7 @@ class Project(ClassQueries):
             fns = self._function_apply(callee)
             if fns:
                 return fns
-        if got is None and callee.tag == "attr" and callee.base.tag != "self" \
-                and self.resolve(callee.base).kind == MODEL:
+        if got is None and callee.tag == "attr" and self.resolve(callee.base).kind == MODEL:
             # (as below; also when the class is known but lacks the method, the wrong one of the
             # classes callers pass: `self.module.run_train()`)
             few = self._few_model_methods(callee)
@@ -436,6 +435,16 @@ class Project(ClassQueries):
         if callee.tag != "attr" or callee.base.tag == "self" or self.resolve(callee).kind == MODEL:
             return ()
         return self.model_methods(callee.name)
+
+    def functions_passed(self, args: tuple, kwargs: dict) -> list:
+        """The project functions among a call's arguments (`optimizer.step(closure)`)."""
+        out = []
+        for v in (*args, *kwargs.values()):
+            if v is not None and v.tag in ("sym", "attr"):
+                res = self.resolve(v)
+                if res.kind == SYM and res.ref in self.functions:
+                    out.append(res.ref)
+        return out
 
     def is_property(self, fid: str) -> bool:
         """A method read as an attribute (`@property`, `@functools.cached_property`)."""

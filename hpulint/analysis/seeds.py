@@ -8,7 +8,6 @@ import re
 from typing import Optional
 
 from hpulint.analysis.names import HOOK_REGISTRATIONS, STEP_HOOKS
-from hpulint.analysis.values import SYM
 
 _BATCH_EVENT = re.compile(r"^(?:on_)?(?:train_|validation_|val_|test_|predict_)?(?:batch|step|substep)_(?:start|end|begin)$|"
                           r"^on_(?:before|after)_(?:backward|optimizer_step|zero_grad)$|"
@@ -92,12 +91,9 @@ def step_seeds(p) -> dict:
             if name in HOOK_REGISTRATIONS:
                 # `module.register_forward_hook(collect)`, `x.register_hook(save_grad)`: the hook
                 # runs on every forward or backward of what it is registered on
-                for v in (*args, *kwargs.values()):
-                    if v is not None and v.tag in ("sym", "attr"):
-                        res = p.resolve(v)
-                        if res.kind == SYM and res.ref in p.functions:
-                            hot.setdefault(res.ref, f"a hook given to {name}(), run on every "
-                                           f"{'backward' if 'backward' in name or name == 'register_hook' else 'forward'}")
+                when = "backward" if "backward" in name or name == "register_hook" else "forward"
+                for hook in p.functions_passed(args, kwargs):
+                    hot.setdefault(hook, f"a hook given to {name}(), run on every {when}")
         if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
             hot[fid] = f"{f['name']}(), called once per step"
         elif (f["cls"] is None and f["kind"] != "module" and f["params"][:1] == ["self"]

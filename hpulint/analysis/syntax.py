@@ -49,6 +49,27 @@ def one_line(node: cst.CSTNode, width: int = 0) -> str:
     return text if not width or len(text) <= width else text[:width - 4] + " ..."
 
 
+def short(node: cst.CSTNode, width: int) -> str:
+    """The source text of a node when it fits on one line in ``width`` characters, else "..."."""
+    text = code(node)
+    return text if "\n" not in text and len(text) <= width else "..."
+
+
+def bound_arguments(call: cst.Call, params: list) -> Optional[list]:
+    """(parameter name or None, argument expression) for each argument of ``call``, positional ones
+    bound to ``params`` in order; None when a `*args`/`**kwargs` argument makes the binding unknown."""
+    out, k = [], 0
+    for a in call.args:
+        if a.star:
+            return None
+        if a.keyword is not None:
+            out.append((a.keyword.value, a.value))
+        else:
+            out.append((params[k] if k < len(params) else None, a.value))
+            k += 1
+    return out
+
+
 def loop_head(node, width: int = 0) -> str:
     """`for x in xs` / `while test` of a loop node, for messages ("the loop" for anything else)."""
     if type(node) is cst.For:

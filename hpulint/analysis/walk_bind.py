@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis import guards
-from hpulint.analysis.calls import record_call, record_property_read
+from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
@@ -214,9 +214,7 @@ class Bindings:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
                 v = value_node
                 if type(v) is cst.Name and v.value == "True" and guards.is_log_flag(target.attr.value):
-                    fn = self.function
-                    cls.flag_sets.append((target.attr.value, fn.fid, tuple(
-                        id(b.node) for b in self.if_branches[fn.if_depth:] if b.in_body and b.interval)))
+                    cls.flag_sets.append((target.attr.value, self.function.fid, interval_guards(self)))
                 if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \
                         and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)):
                     cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1

@@ -24,7 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code
+from hpulint.analysis.syntax import bound_arguments, child_nodes, code
 from hpulint.rules.compiled_region import MANY, counter_values, int_of_counters, names_in
 
 FUNCTIONAL = ("F", "functional", "nn.functional", "torch.nn.functional")
@@ -202,16 +202,11 @@ def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn
     uses = specialized_uses(fn, set(params), python_lists(rule.module))
     if not uses:
         return None
-    k = 0
-    for a in call.args:
-        if a.star:
-            return None  # the positions after `*args` are not known
-        param = a.keyword.value if a.keyword is not None else params[k] if k < len(params) else None
-        k += a.keyword is None
+    for param, value in bound_arguments(call, params) or ():
         if param not in uses:
             continue
         kind, said = uses[param]
-        hit = argument_values(rule, a.value, loop, counters, kind, literals)
+        hit = argument_values(rule, value, loop, counters, kind, literals)
         if hit is not None:
             n, how, upto = hit
             return message(param, kind, said, callee, how, n, rule.limit, upto)

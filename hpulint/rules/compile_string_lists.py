@@ -17,7 +17,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code
+from hpulint.analysis.syntax import bound_arguments, child_nodes, code, short
 from hpulint.rules.compile_value_forms import _string_of
 from hpulint.rules.compiled_region import MANY, counter_values, recompiles_text
 
@@ -39,15 +39,10 @@ def string_list_argument(rule, call: cst.Call, callee: str, loop, counters: dict
     if fn is None:
         return None
     params = [p.name.value for p in fn.params.params][skip:]
-    k = 0
-    for a in call.args:
-        if a.star:
-            return None  # the positions after `*args` are not known
-        param = a.keyword.value if a.keyword is not None else params[k] if k < len(params) else None
-        k += a.keyword is None
+    for param, value in bound_arguments(call, params) or ():
         if param is None:
             continue
-        for key, listed in _string_lists(rule, a.value, loop, counters):
+        for key, listed in _string_lists(rule, value, loop, counters):
             use = _items_read(fn, param, key)
             if use is None:
                 continue
@@ -61,7 +56,7 @@ def string_list_argument(rule, call: cst.Call, callee: str, loop, counters: dict
             values = recompiles_text(n, rule.limit, "passes") if n is not None else (
                 f"a new list each pass: a recompile for each one until `recompile_limit` ({rule.limit}), then "
                 "Dynamo runs it eagerly for the rest of the run (eager fallback)")
-            return MESSAGE.format(said=said, how=f"`{_short(listed)}`", name=callee, use=f"`{use}`",
+            return MESSAGE.format(said=said, how=f"`{short(listed, 60)}`", name=callee, use=f"`{use}`",
                                   values=values, fix=FIX)
     return None
 
@@ -127,7 +122,3 @@ def _items_read(fn: cst.FunctionDef, param: str, key: Optional[str]) -> Optional
         stack += list(child_nodes(n))
     return None
 
-
-def _short(node) -> str:
-    text = code(node)
-    return text if "\n" not in text and len(text) <= 60 else "..."

@@ -26,7 +26,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, names_in
+from hpulint.analysis.syntax import bound_arguments, child_nodes, code, short, names_in
 from hpulint.rules.compiled_region import MANY, counter_values
 
 FACTORIES = frozenset({"randn", "rand", "zeros", "ones", "empty", "full", "randint", "randperm", "arange",
@@ -57,7 +57,7 @@ def iterated_params(fn: cst.FunctionDef, params: list) -> dict:
             continue
         if type(n) in (cst.For, cst.CompFor):
             for p in _walked(n.iter, params):
-                out.setdefault(p, f"for ... in {_short(n.iter)}")
+                out.setdefault(p, f"for ... in {short(n.iter, 40)}")
         elif type(n) is cst.Call and _leaf(n.func) == "unbind":
             row = _unbound(n)
             if row in params:
@@ -197,15 +197,10 @@ def looped_sizes(rule, an, call: cst.Call, callee: str, loop, counters: dict, fn
     walked = iterated_params(fn, params)
     if not walked:
         return None
-    k = 0
-    for a in call.args:
-        if a.star:
-            return None
-        param = a.keyword.value if a.keyword is not None else params[k] if k < len(params) else None
-        k += a.keyword is None
+    for param, value in bound_arguments(call, params) or ():
         if param not in walked:
             continue
-        sources = row_sources(rule, an, a.value, loop, counters)
+        sources = row_sources(rule, an, value, loop, counters)
         if not sources:
             continue
         counted = [s for s, (n, _) in sources.items() if n is None]
@@ -221,7 +216,7 @@ def looped_sizes(rule, an, call: cst.Call, callee: str, loop, counters: dict, fn
                 continue
         how = ", ".join(h if h else f"`{s}`, the loop's counter" for s, (_, h) in sorted(sources.items()))
         upto = any(v[0] is not None for v in sources.values())
-        return MESSAGE.format(arg=code(a.value), name=callee, how=how, use=walked[param],
+        return MESSAGE.format(arg=code(value), name=callee, how=how, use=walked[param],
                               values=_values(n, rule.limit, upto))
     return None
 
@@ -240,7 +235,3 @@ def _values(n: Optional[int], limit: int, upto: bool) -> str:
 def _leaf(func) -> str:
     return func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
 
-
-def _short(node) -> str:
-    text = code(node)
-    return text if "\n" not in text and len(text) <= 40 else "..."
