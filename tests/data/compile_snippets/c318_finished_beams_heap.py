@@ -38,8 +38,8 @@ bank = HypothesisBank()
 def beam_step(tokens, state, scores):
     logp, state = decoder(tokens, state)
     eos_scores = scores + logp[:, EOS]
-    best = eos_scores.argmax()
-    bank.add(eos_scores[best], 0)
+    best_score, best_beam = eos_scores.max(0)
+    bank.add(best_score, best_beam)
     scores, tokens = (scores[:, None] + logp).max(-1)
     return tokens, state, scores
 
