@@ -14,8 +14,9 @@ them, the seventh (c136-c155) after the sixth was linted, also without reading t
 the tenth (c196-c215) after the rules were changed for the ninth, the eleventh (c216-c235)
 after the tenth was linted, the twelfth (c236-c255) after the rules were changed for the
 eleventh, the thirteenth (c256-c275) after they were changed for the twelfth, the fourteenth
-(c276-c295) after they were changed for the thirteenth, and the fifteenth (c296-c315) after they
-were changed for the fourteenth, also without reading them.
+(c276-c295) after they were changed for the thirteenth, the fifteenth (c296-c315) after they
+were changed for the fourteenth, and the sixteenth (c316-c335) after they were changed for the
+fifteenth, also without reading them.
 Each snippet is linted on
 its own, as `hpulint SNIPPET` would,
 and:
@@ -56,7 +57,7 @@ RECOMPILE_RULES = ("HPU015", "HPU016", "HPU017")
 SETS = (("first", 46), ("second", 62), ("third", 75), ("fourth", 95), ("fifth", 115), ("sixth", 135),
         ("seventh", 155), ("eighth", 175), ("ninth", 195), ("tenth", 215), ("eleventh", 235), ("twelfth", 255),
         ("thirteenth", 275),
-        ("fourteenth", 295), ("fifteenth", 999))
+        ("fourteenth", 295), ("fifteenth", 315), ("sixteenth", 999))
 
 
 def snippet_number(name: str) -> int:

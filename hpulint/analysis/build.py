@@ -121,10 +121,11 @@ def _value(an, node) -> Val:
 
 
 def _dispatch(an, node: cst.Dict) -> Val:
-    """A dict whose values are all names (`{"heun": sample_heun, "dpm": sample_dpm}`): a table of
-    functions to pick from, if that is what the names turn out to be; any other dict is data."""
+    """A dict whose values are all names (`{"heun": sample_heun, "dpm": sample_dpm}`, a registry
+    of one `{"simple": noise_estimation_loss}`): a table of functions to pick from, if that is
+    what the names turn out to be; any other dict is data."""
     els = node.elements
-    if len(els) < 2 or len(els) > 16 or not all(
+    if not els or len(els) > 16 or not all(
             type(el) is cst.DictElement and type(el.value) in (cst.Name, cst.Attribute) for el in els):
         return V_OTHER
     return Choice(tuple(value(an, el.value) for el in els))
@@ -200,6 +201,13 @@ def _is_dtype(an, node) -> bool:
 def call_value(an, call: cst.Call) -> Val:
     func = call.func
     qn = an.qualname(func)
+    if qn == "typing.cast" and len(call.args) == 2:
+        # `cast(Decoder, self.model_parts[0])`: an instance of the class named (a project class's
+        # methods then resolve), else the value itself
+        kind = value(an, call.args[0].value)
+        if isinstance(kind, Sym):
+            return Ret(kind.ref)
+        return V_TENSOR if an.qualname(call.args[0].value) == "torch.Tensor" else value(an, call.args[1].value)
     if qn is not None:
         v = known_call(an, qn, call)
         if v is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, is_int_arith
-from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_OPTIMIZER_STEP, is_optimizer_name
+from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
 from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, string_value
 from hpulint.analysis.state import CallSite
 from hpulint.analysis.values import Attr, Elem, V_OPTIMIZER, V_TENSOR, V_UNKNOWN
@@ -34,10 +34,15 @@ def record_call(an, node: cst.Call) -> None:
             facts.markers.append(node)  # barrier=True marks the step (PyTorch/XLA docs)
             facts.barrier = True
         return
+    if qn in XLA_EAGER_MODE and node.args and is_true(node.args[0].value):
+        an.evidence.setdefault("eager", "turns on PyTorch/XLA's eager mode")
     if qn == "torch.set_default_device":
         an.default_device_set = True
     if qn == "torch.compile" or (qn or "").endswith("torch_xla.compile"):
         if node.args:
+            target = an.qualname(node.args[0].value) or ""
+            if target.startswith("torch.") and qn == "torch.compile":
+                return  # `torch.compile(flex_attention)`: a kernel of torch's, not the project's code
             an.compiled.append((an.value(node.args[0].value), qn, an.compile_key() != "compile"))
         backend = string_value(keyword(node, "backend")) if keyword(node, "backend") is not None else None
         an.note_compile(f"calls {qn}({'backend=' + repr(backend) if backend else '...'})")
@@ -48,6 +53,8 @@ def record_call(an, node: cst.Call) -> None:
         if name == "update" and loop is not None and _PROGRESS.search(last_name(func.value) or ""):
             loop.progress = True  # `progress_bar.update()` once a pass
         if name in ("backward", "manual_backward"):
+            if an.current_class is not None:
+                an.current_class.trains = True
             facts.backward.append(node)
             an.call_statement[id(node)] = an.statement
             return
@@ -71,6 +78,11 @@ def record_call(an, node: cst.Call) -> None:
             key = string_value(node.args[0].value)
             if key:
                 an.current_class.attrs.setdefault(key, []).append(V_TENSOR)
+                if _made_on_host(an, node.args[1].value):
+                    an.current_class.host_buffers.add(key)
+        if type(func.value) is cst.Name and func.value.value == "self" and name in _MOVES \
+                and an.current_class is not None:
+            an.current_class.moved = True  # `self.to(device)`: its buffers go with it
     elif type(func) is cst.Name and func.value in an.function.buffer_setters and node.args \
             and an.current_class is not None:
         # `register_buffer = lambda name, val: self.register_buffer(name, val.to(torch.float32))`
@@ -87,6 +99,9 @@ def record_call(an, node: cst.Call) -> None:
             callee = Attr(V_UNKNOWN, func.value)  # a global defined later: its name still says "model"
     else:
         callee = an.value(func)
+    if an.current_class is not None and any(type(a.value) is cst.Name and a.value.value == "self"
+                                            for a in node.args):
+        an.current_class.moved = True  # `accelerator.prepare(self)`: it may move the module
     args, kwargs, tainted = [], {}, {}
     for i, a in enumerate(node.args):
         if a.star:
@@ -144,8 +159,14 @@ def record_property_read(an, node: cst.Attribute) -> None:
 
 def _note_step_guard(an) -> None:
     """The `if`s around an optimizer step are gradient-accumulation guards, not logging ones."""
+    fn = an.function
     for branch in an.if_branches:
         an.wraps_step.add(id(branch.node))
+        test = branch.node.test
+        if type(test) is cst.Name and test.value in fn.interval_flags:
+            # `if is_update_step:` around the step: that flag is the accumulation test wherever
+            # the function tests it (`if is_update_step: log(dist_mean(loss))`): see flag_ifs
+            fn.accumulation_flags.add(test.value)
 
 
 
@@ -159,3 +180,14 @@ def calls_in(expr: cst.CSTNode) -> set:
         if not isinstance(n, (cst.Lambda, cst.BaseComp)):
             todo.extend(child_nodes(n))  # (a Call is never in the whitespace or punctuation it skips)
     return out
+
+
+_MOVES = frozenset({"to", "cuda", "hpu", "xpu", "to_empty"})
+_CREATIONS = frozenset({"torch.tensor", "torch.Tensor", "torch.zeros", "torch.ones", "torch.full",
+                        "torch.arange", "torch.LongTensor", "torch.FloatTensor", "torch.empty"})
+
+
+def _made_on_host(an, value: cst.BaseExpression) -> bool:
+    """`torch.tensor(0)`, `torch.Tensor([0])`: a tensor made without a device, in host memory."""
+    return type(value) is cst.Call and an.qualname(value.func) in _CREATIONS \
+        and keyword(value, "device") is None

@@ -118,6 +118,11 @@ class TargetsAndRegions:
             ev = p.modules[mod].get("evidence", {})
             path = p.modules[mod].get("path") or mod
             why = None
+            if "imports torch_xla" in ev.get("xla", "") and "eager" not in ev \
+                    and self.configured_target != "compile":
+                # on an XLA device the code around a compiled function still records lazily
+                # (unless PyTorch/XLA's eager mode is on): its host reads wait for a graph
+                continue
             if self.configured_target == "compile":
                 why = 'target = "compile" in the configuration'
             elif "eager" in ev:

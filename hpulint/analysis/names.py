@@ -29,6 +29,11 @@ MARKING_LOADERS = frozenset(
     }
 )
 XLA_OPTIMIZER_STEP = "torch_xla.core.xla_model.optimizer_step"
+# PyTorch/XLA's eager mode (every op runs at once; torch.compile is then the graph path)
+XLA_EAGER_MODE = frozenset({"torch_xla.experimental.eager_mode", "torch_xla.experimental.eager.eager_mode",
+                            "torch_xla.experimental.eager_mode_context",
+                            "torch_xla.experimental.eager.eager_mode_context",
+                            "torch_xla._XLAC._set_use_eager_mode"})
 # a function given to these runs on every forward (backward) of the module or tensor it is hooked on
 HOOK_REGISTRATIONS = frozenset({"register_hook", "register_forward_hook", "register_forward_pre_hook",
                                 "register_full_backward_hook", "register_full_backward_pre_hook",

@@ -63,6 +63,9 @@ class ClassInfo:
         self.fields: dict = {}  # `net: NetConfig` in the class body -> the instance it declares
         # `self.should_print = True` in a method: (flag, fid, ids of the interval `if`s around it)
         self.flag_sets: list = []
+        self.trains = False  # a method calls backward(): the class runs training
+        self.moved = False  # `self.to(...)`, or `self` handed to a call (`accelerator.prepare(self)`)
+        self.host_buffers: set = set()  # buffers registered with a tensor made without a device
 
 
 class Scope:
@@ -98,6 +101,8 @@ class Scope:
         self.if_depth = 0  # how many `if` branches enclose its definition (theirs are not its guards)
         self.outer_here = None  # a lambda passed as an argument: the point of the call it runs in
         self.interval_flags: set = set()  # names bound to a logging-interval test (`log_now = i % k == 0`)
+        self.accumulation_flags: set = set()  # those of them an `if` around an optimizer step tests
+        self.flag_ifs: list = []  # (id of an `if`, the interval flag it tests: `if log_now:`)
         # `params.offset += n` on an argument's attribute: name -> (Val of the object, attrs);
         # `params.offset = 0` in the same function resets it (a per-call offset, not a counter)
         self.attr_bumps: dict = {}

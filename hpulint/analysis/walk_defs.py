@@ -9,7 +9,7 @@ from hpulint.analysis.loops import int_seq_arity
 from hpulint.analysis.syntax import last_name, param_names
 from hpulint.analysis.state import Block, ClassInfo, Scope
 from hpulint.analysis.names import MODEL_BASES, MODULE_BASES
-from hpulint.analysis.values import Param, Self, Sym, V_MODEL, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
+from hpulint.analysis.values import Param, Self, Sym, V_HOST, V_MODEL, V_NONE, V_OTHER, V_SEQ, V_SEQ_TENSOR, V_TENSOR
 from hpulint.analysis.walker_base import _ANNOTATED, _TENSOR_ANNOTATIONS
 
 
@@ -51,6 +51,11 @@ class Definitions:
             for name, declared in cls.fields.items():
                 if name not in cls.attrs:  # (what its methods assign says more than the declaration)
                     cls.attrs[name] = [declared]
+            if cls.trains and not cls.moved and "forward" not in cls.methods:
+                # a trainer module (it trains, it is no model, nothing moves it): the buffers it
+                # made in host memory (a step counter) stay there; only the models it holds move
+                for name in cls.host_buffers:
+                    cls.attrs[name] = [V_HOST if v is V_TENSOR else v for v in cls.attrs[name]]
         self.blocks.pop()
         self._pop_scope()
         self.statements.pop()
@@ -119,6 +124,7 @@ class Definitions:
             self.int_seq_fns[scope.fid] = arities.pop()
         for _ in range(scope.early_guards):
             self.if_branches.pop()
+        self.close_flags(scope)
         if scope.pending_compile is not None:
             helper = not scope.loops and not scope.name.startswith("main")
             self.evidence.setdefault("compile-optional" if helper else "compile", scope.pending_compile)

@@ -70,6 +70,8 @@ class Flow:
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
         pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
         frame.guard = (interval, device, once, pin_only)
+        if interval and type(node.test) is cst.Name and node.test.value in self.function.interval_flags:
+            self.function.flag_ifs.append((id(node), node.test.value))
         self._branch_of[id(node.body)] = ("if-body", frame)
         if node.orelse is not None:
             self._branch_of[id(node.orelse)] = ("else", frame)
@@ -94,6 +96,11 @@ class Flow:
             device = guards.device_predicate(node.test)
             if device is not None:
                 self.if_branches.append(guards.Branch(node, False, False, device))
+                self.function.early_guards += 1
+            elif self.is_interval(guards.negated(node.test)):
+                # `if not should_log: return` at a function's top: the rest of it runs on
+                # logging steps only, as if it were the body of `if should_log:`
+                self.if_branches.append(guards.Branch(node, True, True, None))
                 self.function.early_guards += 1
 
     def _counters_here(self) -> set:

@@ -298,8 +298,16 @@ class Walker(Definitions, Flow, Bindings):
         self.blocks.append(Block("body", scope))
 
     def _leave_module(self, node: cst.Module) -> None:
+        self.close_flags(self.scopes[-1])
         self.blocks.pop()
         self._pop_scope()
+
+    def close_flags(self, scope) -> None:
+        """Every `if` on a flag that also guards an optimizer step is gradient accumulation, not a
+        logging interval (known once the whole body is walked)."""
+        for if_id, name in scope.flag_ifs:
+            if name in scope.accumulation_flags:
+                self.wraps_step.add(if_id)
 
     def _enter_import(self, node: cst.Import) -> None:
         for alias in node.names:

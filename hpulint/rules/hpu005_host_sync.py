@@ -11,7 +11,7 @@ import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.outputs import run_output
-from hpulint.analysis.names import is_host_name, is_tokenizer_name
+from hpulint.analysis.names import is_host_name, is_model_name, is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name
 from hpulint.rules.base import Rule
 
@@ -76,8 +76,11 @@ class HostSyncEveryStep(Rule):
             if method == "item" and not node.args:
                 if not is_host_name(_root_name(recv)):  # (`positions_cpu[0].item()`: named for the host)
                     self._report(node, "`.item()`", v, strict=False)
-            elif id(node) == self._discarded and method in ("cpu", "to"):
-                return  # a tensor's copy nobody keeps is not written; a module's move is
+            elif id(node) == self._discarded and method in ("cpu", "to") \
+                    and not (type(recv) is cst.Name and not is_model_name(recv.value)):
+                # a module's move (`self.vae.cpu()`); a local tensor's dropped copy (`output.to("cpu")`
+                # to wait for the device) still copies and waits
+                return
             elif method == "cpu" and not node.args and id(node) not in self._chained:
                 self._report(node, "`.cpu()`", v)
             elif method == "to" and node.args and _to_cpu(an, node):
