@@ -3,7 +3,8 @@ model on an XLA device still records lazily; `if not should_log: return` guards 
 function; a trainer module's own step buffer stays in host memory; a one-entry registry of loss
 functions; an accumulation flag tested again for logging; `typing.cast` to a project class; a
 torch kernel compiled with `torch.compile` does not make its file eager; a dropped `.to("cpu")` of
-a model's output still waits for the device. Each has a look-alike that stays quiet.
+a model's output still waits for the device; a step function run by whichever schedule a helper
+returns (Megatron's `get_forward_backward_func()`). Each has a look-alike that stays quiet.
 
 The cases are written for these tests; none is copied from a repository.
 """
@@ -286,3 +287,62 @@ def test_a_dropped_host_copy_of_a_models_output_still_waits_for_the_device():
 
 def test_a_dropped_move_of_a_model_is_no_host_read():
     assert found(DROPPED.replace("{DROP}", 'model.cpu()'), ("HPU005",)) == []
+
+
+SCHEDULES = {
+    "schedules.py": """
+        def interleaved(step_fn, batches, model):
+            raise NotImplementedError("pipeline stages only")
+
+
+        def no_pipelining(step_fn, batches, model):
+            losses = []
+            for batch in batches:
+                losses.append(step_fn(batch, model))
+            return losses
+
+
+        def get_schedule(stages):
+            if stages > 1:
+                return interleaved
+            return no_pipelining
+    """,
+    "training.py": """
+        import habana_frameworks.torch.core as htcore
+        from schedules import get_schedule
+
+
+        def train(step_fn, model, opt, loader, stages):
+            for batches in loader:
+                run = get_schedule(stages)
+                losses = run(step_fn, batches, model)
+                sum(losses).backward()
+                htcore.mark_step()
+                opt.step()
+                htcore.mark_step()
+    """,
+    "pretrain.py": """
+        import torch
+        from training import train
+
+
+        def forward_step(batch, model):
+            tokens = batch["tokens"].to("hpu")
+            tokens[{MASK}] = 0
+            return model(tokens).mean()
+
+
+        def main(model, opt, loader):
+            train(forward_step, model, opt, loader, stages=1)
+    """,
+}
+
+
+def test_a_step_function_run_by_any_schedule_a_helper_returns_is_hot(tmp_path, capsys, monkeypatch):
+    files = dict(SCHEDULES, **{"pretrain.py": SCHEDULES["pretrain.py"].replace("{MASK}", "tokens == -1")})
+    assert lint(tmp_path, files, capsys, monkeypatch) == ["pretrain.py:8:5:HPU006"]
+
+
+def test_the_same_step_function_storing_at_a_fixed_position_is_quiet(tmp_path, capsys, monkeypatch):
+    files = dict(SCHEDULES, **{"pretrain.py": SCHEDULES["pretrain.py"].replace("{MASK}", ":, 0")})
+    assert lint(tmp_path, files, capsys, monkeypatch) == []

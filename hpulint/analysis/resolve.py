@@ -326,6 +326,11 @@ class Resolver:
             specific = next((p for p in real if p.kind == MODEL and p.ref), None)
             if specific is not None:
                 return specific
+        if len(real) > 1 and all(p.kind == SYM and p.ref for p in real):
+            # `return forward_backward_pipelining` on one path, `return forward_backward_no_pipelining`
+            # on another: a call of what it returns may run any of them (see Project.alternatives)
+            picks = tuple({p.ref: p for p in real}.values())
+            return R(SYM, picks[0].ref, picks) if len(picks) > 1 else picks[0]
         if real[0].kind == SEQ:
             # `self.model = models if isinstance(models, Ensemble) else Ensemble(models)`: the
             # project's module class (a list of models is what it wraps)
