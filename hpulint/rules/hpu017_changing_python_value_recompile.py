@@ -15,6 +15,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_call_states import call_states
+from hpulint.rules.compile_global_state import global_state_changes
 from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
@@ -219,6 +220,8 @@ class ChangingValueRecompile(LoopCalls):
         self._object_histories()
         for site, message in call_states(self.module, self.an, self.sites, self._def):
             self.report(site, message)  # autocast states, flag combinations (compile_call_states)
+        for site, message in global_state_changes(self.an, self.module, set(self.compiled), self.limit):
+            self.report(site, message)  # torch.set_num_threads(n) per pass (compile_global_state)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
