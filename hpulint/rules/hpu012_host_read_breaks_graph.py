@@ -103,8 +103,9 @@ class HostReadBreaksGraph(Rule):
                "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
                "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter(), a "
                "tensor slice bound, a save_on_cpu or FlopCounterMode context manager, torch.save or pickle, or an LR "
-               "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor or retain_grad() inside a "
-               "torch.compile'd function (graph break)")
+               "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
+               "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager or a "
+               "torch.library op with no fake implementation inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",

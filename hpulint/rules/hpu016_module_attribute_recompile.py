@@ -55,7 +55,8 @@ class ModuleAttributeRecompile(Rule):
                "attribute forward gives to an op that takes it as a number) set from a loop counter between calls; "
                "a step counter of another object bumped by the loop, read in the compiled region; an int attribute "
                "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
-               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed")
+               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed; "
+               "a compiled module pruned again (torch.nn.utils.prune) on every pass of a loop")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:

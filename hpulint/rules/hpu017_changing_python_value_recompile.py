@@ -88,7 +88,8 @@ class ChangingValueRecompile(LoopCalls):
                "a branch on a number argument (or on it modulo a constant) the calls give values on both sides of its test; 3 or more autocast "
                "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
                "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
-               "module-level loop that reads a global the loop changes (recompile per value)")
+               "module-level loop that reads a global the loop changes; torch.set_num_threads or set_default_dtype set to 3 "
+               "or more values around the calls (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
