@@ -59,6 +59,8 @@ def guard_kind(guard: str) -> str:
         return "grad"
     if guard.startswith(("self.", "L['self']", "not self.", "len(self.")) or "L['self']." in guard:
         return "attribute"
+    if guard.startswith(("KeyError on self.", "___check_type_id(self.", "___check_obj_id(self.")):
+        return "attribute"  # a parameter or hook of a submodule replaced (torch.nn.utils.prune)
     return "value"
 
 

@@ -33,7 +33,9 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
                                          under_logger_test)
+from hpulint.rules.compile_custom_ops import CustomOps
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
+from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
@@ -101,8 +103,9 @@ class HostReadBreaksGraph(Rule):
                "attr-dict read, a side-effect hook, next() on an iterator made outside, a for over a DataLoader or a "
                "sort of numbers read from a tensor, a logger's isEnabledFor, torch.autograd.functional, nn.Parameter(), a "
                "tensor slice bound, a save_on_cpu or FlopCounterMode context manager, torch.save or pickle, or an LR "
-               "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor or retain_grad() inside a "
-               "torch.compile'd function (graph break)")
+               "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
+               "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager or a "
+               "torch.library op with no fake implementation inside a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
@@ -126,6 +129,7 @@ class HostReadBreaksGraph(Rule):
         self.broken: set = set()  # ids of @contextmanager generators with a finding already
         self.bounded: set = set()  # ids of statements with a slice-bound finding
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
+        self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
@@ -180,7 +184,8 @@ class HostReadBreaksGraph(Rule):
             return
         fn = an.function
         blocks = [(item.item, (f"`with {code(item.item)}:`", FORK_WHY, FIX_FORK) if fork_rng_with(an, item.item)
-                   else unentered_with(an, item.item)) for item in node.items]  # (compile_skipped)
+                   else unentered_with(an, item.item) or flags_with(an, item.item))
+                  for item in node.items]  # (compile_skipped, compile_library_calls)
         blocks = [(at, hit) for at, hit in blocks if hit is not None]
         if blocks:
             if not self.forked:
@@ -311,7 +316,8 @@ class HostReadBreaksGraph(Rule):
         if sched is not None:
             self._report(node, None, None, sched[0], subject=sched[1])
         hit = untraced(an, node, self.in_except > 0, self.passed, self.generators) or unsupported_call(an, self.built, node) \
-            or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor)
+            or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
+            or library_call(an, node) or self.custom_ops.op_call(an, self.module, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))

@@ -20,6 +20,7 @@ from hpulint.rules.compile_feedback import grows_through_output
 from hpulint.rules.compile_dynamic_branch import compared, compiled_def, size_branches
 from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_layouts import input_layouts, layouts_message
+from hpulint.rules.compile_batch_of_one import batch_of_one
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
@@ -52,7 +53,7 @@ class StaticShapesRecompile(LoopCalls):
                "compiled function fed inputs of 3 or more ranks, dtypes or memory layouts; a dict keyed by a size "
                "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
                "branch on the size of an input the loop grows by concatenation; a Python loop over an input whose first "
-               "dimension follows a loop counter or a random draw")
+               "dimension follows a loop counter or a random draw; a batch of one among batches of other sizes")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -158,6 +159,8 @@ class StaticShapesRecompile(LoopCalls):
         for node, when in size_branches(self):
             self.report(node, "{why}", when=when)
         self._tensor_loops()
+        for call, msg in batch_of_one(self):  # a batch of one among other sizes (compile_batch_of_one)
+            self.report(call, msg)
         self._forms()
         looped = [(c, callee, loop) for c, callee, loop, _ in self.calls]
         for callee, layouts in input_layouts(self.module, set(self.compiled), looped, self.value_in_loop,

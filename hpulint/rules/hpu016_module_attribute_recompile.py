@@ -17,6 +17,7 @@ from hpulint.rules.base import Rule
 from hpulint.rules.compile_specialized import float_set, float_set_findings
 from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_hook_growth import added_hook, hook_growth
+from hpulint.rules.compile_pruning import repeated_pruning
 from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
@@ -54,7 +55,8 @@ class ModuleAttributeRecompile(Rule):
                "attribute forward gives to an op that takes it as a number) set from a loop counter between calls; "
                "a step counter of another object bumped by the loop, read in the compiled region; an int attribute "
                "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
-               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed")
+               "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed; "
+               "a compiled module pruned again (torch.nn.utils.prune) on every pass of a loop")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -343,6 +345,8 @@ class ModuleAttributeRecompile(Rule):
                     break
         for call, message in hook_growth(self.added_hooks, self.loop_calls, self.compiled_of, self.limit):
             self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
+        for call, message in repeated_pruning(self.an, self.module, self.compiled_of):
+            self.report(call, message)  # a compiled module pruned again every pass (compile_pruning)
         if not done:
             for call, message in per_instance_compiles(self.module, self.inst_sites, self.limit):
                 self.report(call, message)  # instances of different structures (compile_instances)

@@ -15,6 +15,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_call_states import call_states
+from hpulint.rules.compile_global_state import global_state_changes
 from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
@@ -87,7 +88,8 @@ class ChangingValueRecompile(LoopCalls):
                "a branch on a number argument (or on it modulo a constant) the calls give values on both sides of its test; 3 or more autocast "
                "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
                "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
-               "module-level loop that reads a global the loop changes (recompile per value)")
+               "module-level loop that reads a global the loop changes; torch.set_num_threads or set_default_dtype set to 3 "
+               "or more values around the calls (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -219,6 +221,8 @@ class ChangingValueRecompile(LoopCalls):
         self._object_histories()
         for site, message in call_states(self.module, self.an, self.sites, self._def):
             self.report(site, message)  # autocast states, flag combinations (compile_call_states)
+        for site, message in global_state_changes(self.an, self.module, set(self.compiled), self.limit):
+            self.report(site, message)  # torch.set_num_threads(n) per pass (compile_global_state)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
