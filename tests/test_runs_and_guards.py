@@ -4,7 +4,9 @@ function; a trainer module's own step buffer stays in host memory; a one-entry r
 functions; an accumulation flag tested again for logging; `typing.cast` to a project class; a
 torch kernel compiled with `torch.compile` does not make its file eager; a dropped `.to("cpu")` of
 a model's output still waits for the device; a step function run by whichever schedule a helper
-returns (Megatron's `get_forward_backward_func()`). Each has a look-alike that stays quiet.
+returns (Megatron's `get_forward_backward_func()`); and, from hand-read round 13, a field of a state
+object a call fetched (a modular pipeline block), a loader loop that runs a whole pipeline per
+batch (class images), and a meshgrid of host ranges. Each has a look-alike that stays quiet.
 
 The cases are written for these tests; none is copied from a repository.
 """
@@ -346,3 +348,90 @@ def test_a_step_function_run_by_any_schedule_a_helper_returns_is_hot(tmp_path, c
 def test_the_same_step_function_storing_at_a_fixed_position_is_quiet(tmp_path, capsys, monkeypatch):
     files = dict(SCHEDULES, **{"pretrain.py": SCHEDULES["pretrain.py"].replace("{MASK}", ":, 0")})
     assert lint(tmp_path, files, capsys, monkeypatch) == []
+
+
+BLOCK_STATE = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class PrepareIds:
+    def __call__(self, components, state):
+        block_state = self.get_block_state(state)
+        {TARGET} = torch.cat([{TARGET}, block_state.extra_ids], dim=1)
+        self.set_block_state(state, block_state)
+        return components, state
+"""
+
+
+def test_a_field_of_a_state_object_fetched_once_per_call_does_not_grow_across_steps():
+    assert found(BLOCK_STATE.replace("{TARGET}", "block_state.position_ids"), ("HPU003",)) == []
+
+
+def test_a_field_of_the_object_itself_grows_on_every_call():
+    assert found(BLOCK_STATE.replace("{TARGET}", "self.position_ids"), ("HPU003",)) == [("HPU003", 9)]
+
+
+CLASS_IMAGES = """
+import torch
+import habana_frameworks.torch.core as htcore
+from diffusers import DiffusionPipeline
+
+
+def save(images, name):
+    torch.save(images, name)
+
+
+class Pipeline(DiffusionPipeline):
+    def __call__(self, prompt):
+        latents = torch.randn(1, 4, 64, 64, device="hpu")
+        for t in range(50):
+            latents = self.unet(latents, t)
+            htcore.mark_step()
+        return latents
+
+
+def make_class_images(loader):
+    pipeline = Pipeline.from_pretrained("path")
+    for example in loader:
+        images = {CALL}
+        save(images, f"{example['index'][0]}.pt")
+"""
+
+
+def test_a_loader_loop_that_runs_a_whole_pipeline_per_batch_is_no_step_loop():
+    assert found(CLASS_IMAGES.replace("{CALL}", 'pipeline(example["prompt"])'), ("HPU005",)) == []
+
+
+def test_a_loader_loop_that_runs_one_model_call_per_batch_is_one():
+    src = CLASS_IMAGES.replace("{CALL}", 'pipeline.unet(example["latents"], 0)')
+    assert found(src, ("HPU005",)) == [("HPU005", 24)]
+
+
+MESHGRID = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def rope(sizes):
+    grid = torch.stack(torch.meshgrid(*[torch.arange(s{DEVICE}) for s in sizes], indexing="ij"), dim=0)
+    return int(grid.view(-1).max().item())
+
+
+def train(model, loader, opt):
+    for x in loader:
+        n = rope([2, 3])
+        loss = model(x, n).mean()
+        loss.backward()
+        htcore.mark_step()
+        opt.step()
+        htcore.mark_step()
+"""
+
+
+def test_a_meshgrid_of_host_ranges_stays_on_the_host():
+    assert found(MESHGRID.replace("{DEVICE}", ""), ("HPU005",)) == []
+
+
+def test_a_meshgrid_of_device_ranges_is_on_the_device():
+    assert found(MESHGRID.replace("{DEVICE}", ', device="hpu"'), ("HPU005",)) == [("HPU005", 8)]

@@ -369,7 +369,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
             if leaf in ("max", "min", "median", "unique", "nonzero"):
                 many = len(call.args) > 1 or any(a.keyword is not None for a in call.args)
                 return V_SEQ_TENSOR if many and leaf != "nonzero" else _torch_op(an, call)
-            return V_SEQ_TENSOR
+            parts = _arg_values(an, call)  # (the pieces are where the input is: `torch.meshgrid` of host ranges)
+            return Arith(parts, "torchseq") if parts and keyword(call, "device") is None else V_SEQ_TENSOR
         if leaf in ("equal", "allclose", "is_nonzero"):
             return V_DATA
         if leaf in NON_TENSOR_TORCH or leaf.startswith(("is_", "get_", "set_")) or not leaf[:1].islower():

@@ -228,6 +228,13 @@ class Resolver:
         if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):
             return r(MLOADER if name == "per_device_loader" else k)
         if k == SYM and base.ref:
+            if name in PRETRAINED_LOADERS:
+                made = self.env.ret(base.ref)
+                if made.kind == INST and made.ref:
+                    # `GaudiStableDiffusionPipeline.from_pretrained(...)`: an instance of the project's
+                    # class it is called on (whatever its inherited classmethod returns); a module
+                    # class keeps what its own classmethod says
+                    return made
             got = self.env.ret(base.ref + "." + name)
             if got.kind == UNKNOWN and name in PRETRAINED_LOADERS and is_model_class_name(base.ref.rsplit(".", 1)[-1]):
                 return r(MODEL)  # `AutoModelForCausalLM.from_pretrained(...)`: a library's module
@@ -260,11 +267,14 @@ class Resolver:
             return _modules(parts)
         if op == "arith" and len(parts) > 1 and all(p.kind == TUPLE for p in parts):
             return R(TUPLE, None, tuple(x for p in parts for x in p.parts))  # `a + b` of two lists
-        if op in ("torch", "torchmask"):
+        if op in ("torch", "torchmask", "torchseq"):
             # `torch.cat([t.cpu() for t in ts])`: the op reads the tensors its list holds
             parts = [x for p in parts for x in (p.parts if p.kind == TUPLE else (p,))]
         kinds = {p.kind for p in parts}
         device = kinds & DEVICE_TENSORS
+        if op == "torchseq":
+            # `torch.meshgrid(*host_ranges)`, `x.split(n)`: pieces where the input is
+            return R(TUPLE, None, (r(HOST),)) if HOST in kinds and not device else r(SEQ_TENSOR)
         if op == "num":
             return r(DATA) if device or DATA in kinds else r(SCALAR)
         if op == "torch":

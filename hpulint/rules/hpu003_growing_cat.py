@@ -120,8 +120,14 @@ class GrowingCatAccumulator(Rule):
                 return
             loop = an.loop
 
+            local = _local_object(target, fn)
+
             def when_persistent():
                 if _on_host(an, every, fresh) or an.device_excluded(here):
+                    return None
+                if local and an.every_step(here) is None:
+                    # `block_state = self.get_block_state(state)`: an object the call fetched, whose
+                    # field grows once per call of a function that runs once per run
                     return None
                 return f"in {fn.name}()" + (f", once per pass of a loop that {loop.step_reason}"
                                            if loop is not None and loop.is_step_loop else ", on every call")
@@ -275,6 +281,14 @@ def _param_state(target: cst.BaseExpression, fn) -> bool:
         return False
     base = target.value
     return type(base) is cst.Name and base.value in fn.params and base.value not in ("self", "cls")
+
+
+def _local_object(target: cst.BaseExpression, fn) -> bool:
+    """`block_state.ids`: a field of an object a local name holds (not `self`, not an argument)."""
+    base = target.value
+    while type(base) in (cst.Attribute, cst.Subscript):
+        base = base.value
+    return type(base) is cst.Name and base.value not in ("self", "cls") and base.value not in fn.params
 
 
 def _persistent(target: cst.BaseExpression) -> bool:
