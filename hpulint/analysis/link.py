@@ -228,12 +228,6 @@ class Linked(TargetsAndRegions, TrainingFacts):
             return None
         own = self._own(fid, index)
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
-            if not marks and any(cls is not None and cls[1] in multi for _, cls, *_ in own) \
-                    and not any(cls is not None and cls[1] in self.steps for _, cls, *_ in own) \
-                    and not any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) if j != index):
-                # each batch a whole run (`pipeline(batch["prompt"])` samples step by step) and no
-                # training of its own (PPO's batches generate, then train: one batch a pass)
-                return None
             return LOADER_PASS  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
             if cls is not None and cls[1] in self.steps and cls[1] != fid:
