@@ -5,8 +5,7 @@ functions; an accumulation flag tested again for logging; `typing.cast` to a pro
 torch kernel compiled with `torch.compile` does not make its file eager; a dropped `.to("cpu")` of
 a model's output still waits for the device; a step function run by whichever schedule a helper
 returns (Megatron's `get_forward_backward_func()`); and, from hand-read round 13, a field of a state
-object a call fetched (a modular pipeline block), `from_pretrained` on a project class that is no
-module (a scheduler, a pipeline), and a meshgrid of host ranges. Each has a look-alike that stays quiet.
+object a call fetched (a modular pipeline block) and a meshgrid of host ranges. Each has a look-alike that stays quiet.
 
 The cases are written for these tests; none is copied from a repository.
 """
@@ -370,43 +369,6 @@ def test_a_field_of_a_state_object_fetched_once_per_call_does_not_grow_across_st
 
 def test_a_field_of_the_object_itself_grows_on_every_call():
     assert found(BLOCK_STATE.replace("{TARGET}", "self.position_ids"), ("HPU003",)) == [("HPU003", 9)]
-
-
-SCHEDULER = """
-import torch
-import habana_frameworks.torch.core as htcore
-from diffusers import SchedulerMixin
-
-
-class Scheduler(SchedulerMixin):
-    def index_for(self, t):
-        return (self.timesteps == t).nonzero()[0].item()
-
-    def velocity(self, x, noise, timesteps):
-        idx = [self.index_for(t) for t in timesteps]
-        return x * self.alphas[idx] + noise
-
-
-def train(model, loader, opt):
-    scheduler = {MADE}
-    for x, noise, timesteps in loader:
-        target = scheduler.velocity(x, noise, timesteps)
-        loss = (model(x) - target).square().mean()
-        loss.backward()
-        htcore.mark_step()
-        opt.step()
-        htcore.mark_step()
-"""
-
-
-def test_from_pretrained_on_a_project_class_that_is_no_module_gives_an_instance_of_it():
-    src = SCHEDULER.replace("{MADE}", 'Scheduler.from_pretrained("path", subfolder="scheduler")')
-    assert found(src, ("HPU005",)) == [("HPU005", 9)]
-
-
-def test_an_object_the_project_does_not_build_keeps_its_methods_unknown():
-    src = SCHEDULER.replace("{MADE}", 'load_scheduler("path")')
-    assert found(src, ("HPU005",)) == []
 
 
 MESHGRID = """

@@ -228,13 +228,6 @@ class Resolver:
         if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):
             return r(MLOADER if name == "per_device_loader" else k)
         if k == SYM and base.ref:
-            if name in PRETRAINED_LOADERS:
-                made = self.env.ret(base.ref)
-                if made.kind == INST and made.ref:
-                    # `GaudiStableDiffusionPipeline.from_pretrained(...)`: an instance of the project's
-                    # class it is called on (whatever its inherited classmethod returns); a module
-                    # class keeps what its own classmethod says
-                    return made
             got = self.env.ret(base.ref + "." + name)
             if got.kind == UNKNOWN and name in PRETRAINED_LOADERS and is_model_class_name(base.ref.rsplit(".", 1)[-1]):
                 return r(MODEL)  # `AutoModelForCausalLM.from_pretrained(...)`: a library's module
