@@ -152,7 +152,8 @@ def loop(model, batches):
 
 
 def test_a_module_moved_to_the_cpu_is_not_a_host_read_but_a_kept_copy_is():
-    assert found(MOVES, ("HPU005",)) == [("HPU005", 14)]
+    # a dropped copy of a local tensor (`y.to("cpu")`) still copies and waits for the device
+    assert found(MOVES, ("HPU005",)) == [("HPU005", 14), ("HPU005", 15)]
 
 
 ACCEL = """
