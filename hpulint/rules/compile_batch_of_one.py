@@ -17,7 +17,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, keyword
-from hpulint.rules.compile_batch_sizes import _module_literal
+from hpulint.rules.compile_batch_sizes import module_literal
 from hpulint.rules.compiled_region import SHAPE_FACTORIES
 
 MESSAGE = (
@@ -127,7 +127,7 @@ def _dim_names(call: cst.Call) -> set:
 
 def _ints(module: cst.Module, it) -> Optional[list]:
     if type(it) is cst.Name:
-        it = _module_literal(module, it.value)
+        it = module_literal(module, it.value)
     if type(it) not in (cst.List, cst.Tuple) or not it.elements:
         return None
     if not all(type(e.value) is cst.Integer for e in it.elements):

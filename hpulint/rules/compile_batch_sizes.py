@@ -163,7 +163,7 @@ def size_values(module: cst.Module, arg: cst.BaseExpression, bound: dict) -> Opt
     for n in sorted(names):
         it = bound[n]
         if type(it) is cst.Name:
-            it = _module_literal(module, it.value)
+            it = module_literal(module, it.value)
         count = distinct_values(it) if it is not None else None
         if count is None:
             return names, None
@@ -171,7 +171,8 @@ def size_values(module: cst.Module, arg: cst.BaseExpression, bound: dict) -> Opt
     return names, total
 
 
-def _module_literal(module: cst.Module, name: str):
+def module_literal(module: cst.Module, name: str):
+    """The list or tuple literal the module's top level last binds to ``name`` (`SIZES = [8, 5]`)."""
     out = None
     for st in module.body:
         for small in st.body if type(st) is cst.SimpleStatementLine else ():

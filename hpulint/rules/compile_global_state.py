@@ -33,7 +33,7 @@ def global_state_changes(an, module: cst.Module, compiled: set, limit: int) -> l
     if module is None or not compiled:
         return []
     out, done = [], set()
-    for loop in for_loops(module):
+    for loop in for_loops(an):
         n = distinct_values(loop.iter)
         if n is None or n < MANY or type(loop.target) is not cst.Name:
             continue

@@ -12,9 +12,9 @@ from hpulint.analysis.syntax import child_nodes, code, descendants, names_in
 SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def for_loops(module: cst.Module) -> list:
-    """Every `for` statement of the module, in source order."""
-    return [n for n in descendants(module) if type(n) is cst.For]
+def for_loops(an) -> list:
+    """Every `for` statement of the file, in source order (the loops the analysis walked)."""
+    return [lp.node for lp in an.all_loops if type(lp.node) is cst.For]
 
 
 def body_calls(node: cst.CSTNode) -> list:

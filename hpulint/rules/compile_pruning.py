@@ -38,7 +38,7 @@ def repeated_pruning(an, module: cst.Module, compiled_of: dict) -> list:
     if module is None or not compiled_of:
         return []
     out, done = [], set()
-    for loop in for_loops(module):
+    for loop in for_loops(an):
         n = distinct_values(loop.iter)
         if n is not None and n < MANY:
             continue
