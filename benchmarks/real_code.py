@@ -113,6 +113,11 @@ def main(argv=None) -> int:
             print(f"warning: {repo}: some labels are for another commit than the checkout {commit[:10]}",
                   file=sys.stderr)
         files = sorted({r["path"] for r in rows})
+        absent = [f for f in files if not (root / f).is_file()]
+        if absent:  # a partial checkout would count its labels as missed or clean
+            print(f"error: {repo}: {len(absent)} labelled files are not in the checkout {root}: "
+                  + ", ".join(absent[:5]), file=sys.stderr)
+            return 2
         found, errors, secs, indexed = lint_repo(root, files, args.jobs)
         print(f"{repo}: {len(files)} labelled files linted in a project of {indexed} files in {secs:.1f} s"
               + (f", {len(errors)} file errors" if errors else ""))
