@@ -1,0 +1,36 @@
+"""Class-balanced loss for an imbalanced image classifier: the compiled loss re-weights the
+cross-entropy per batch, counting the classes present with `np.unique(labels.numpy(),
+return_counts=True)` and giving each present class the inverse of its frequency."""
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+NUM_CLASSES = 5
+
+
+def batch_class_weights(labels):
+    classes, counts = np.unique(labels.numpy(), return_counts=True)
+    weights = torch.ones(NUM_CLASSES)
+    weights[torch.from_numpy(classes)] = labels.numel() / (len(classes) * torch.from_numpy(counts).float())
+    return weights
+
+
+model = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 32), nn.ReLU(), nn.Linear(32, NUM_CLASSES))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+
+@torch.compile
+def balanced_loss(images, labels):
+    logits = model(images)
+    return F.cross_entropy(logits, labels, weight=batch_class_weights(labels))
+
+
+for _ in range(3):
+    labels = torch.multinomial(torch.tensor([0.6, 0.2, 0.1, 0.05, 0.05]), 16, replacement=True)
+    loss = balanced_loss(torch.randn(16, 3, 8, 8), labels)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print(loss.item())
