@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.guards import NEVER
 from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
 from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, string_value
@@ -23,6 +24,10 @@ def record_call(an, node: cst.Call) -> None:
     name = last_name(func)
     qn = an.qualname(func)
     if an.is_marker_call(node):
+        dead = next((b.node for b in an.if_branches if b.device == NEVER and b.in_body), None)
+        if dead is not None:  # `if args.device == "hpu": htcore.mark_step()` after `args.device = torch.device("hpu")`
+            facts.dead_markers.append((node, dead))
+            return
         facts.markers.append(node)
         an.call_statement[id(node)] = an.statement
         return

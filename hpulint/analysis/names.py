@@ -273,3 +273,13 @@ def is_tokenizer_name(name: Optional[str]) -> bool:
 
 def is_optimizer_name(name: Optional[str]) -> bool:
     return bool(name) and (bool(OPTIMIZER_NAME.search(name)) or name == "scaler")
+
+
+# NumPy functions whose result is an index built from data: its length follows the data
+HOST_INDEX_FUNCTIONS = frozenset({"numpy.where", "numpy.nonzero", "numpy.flatnonzero", "numpy.argwhere",
+                                  "numpy.unique"})
+
+# the usual aliases of the modules the rules know, taken at their word when a file uses one it
+# does not import itself but has a star import (`from utils import *` re-exports `np`)
+STAR_CONVENTIONS = {"np": "numpy", "torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional",
+                    "htcore": "habana_frameworks.torch.core", "xm": "torch_xla.core.xla_model"}

@@ -39,12 +39,13 @@ class CallSite:
 class Facts:
     """What a loop body or a function body does directly (nested loops keep their own)."""
 
-    __slots__ = ("backward", "opt_step", "markers", "model_calls", "calls", "carried", "barrier")
+    __slots__ = ("backward", "opt_step", "markers", "dead_markers", "model_calls", "calls", "carried", "barrier")
 
     def __init__(self) -> None:
         self.backward: list = []  # Call nodes of x.backward(), accelerator.backward(loss)
         self.opt_step: list = []  # Call nodes of optimizer.step() / xm.optimizer_step(...)
         self.markers: list = []  # Call nodes (or With items) that mark a step
+        self.dead_markers: list = []  # (marker Call, its If) under a test that never holds
         self.model_calls: list = []  # Call nodes whose callee may be a model (decided when linked)
         self.calls: list = []  # CallSites made directly in this body
         self.carried = False  # assigns a tensor name it also read before (x = f(x))
@@ -85,6 +86,11 @@ class Scope:
         # `ignore_cache_position = True` at its top level: names bound to a bool literal, until
         # they are bound again (a later `if ignore_cache_position is False:` is dead code)
         self.const_bools: dict = {}
+        # `args.device = torch.device(...)`: dotted name -> the strings it can no longer equal
+        # ("*": any; a torch.device never equals a string)
+        self.device_objects: dict = {}
+        # `indices = np.where(pos != 0)`: names bound to an index NumPy builds from data
+        self.host_index_names: set = set()
         self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
         self.defaults: dict = {}  # parameter -> the name its default names (`forward_step=ForwardStep`)

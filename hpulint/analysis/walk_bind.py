@@ -8,7 +8,7 @@ import libcst as cst
 from hpulint.analysis import guards
 from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
-from hpulint.analysis.names import DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
+from hpulint.analysis.names import HOST_INDEX_FUNCTIONS, DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
@@ -49,6 +49,49 @@ class Bindings:
             if type(t.target) is cst.Attribute and type(t.target.value) is cst.Name \
                     and t.target.value.value != "self":
                 self.function.attr_resets.add((t.target.value.value, t.target.attr.value))
+            self._note_device_object(t.target, node.value)
+            self._note_host_index(t.target, node.value)
+
+    def _note_host_index(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`indices = np.where(pos != 0)`, `rows, cols = np.nonzero(m)`: names that hold an index
+        NumPy built from data (its length follows the data)."""
+        names = self.function.host_index_names
+        made = self.host_index_source(value)
+        for el in (target.elements if type(target) in (cst.Tuple, cst.List) else (target,)):
+            node = el.value if type(el) in (cst.Element, cst.StarredElement) else el
+            if type(node) is cst.Name:
+                (names.add if made else names.discard)(node.value)
+
+    def host_index_source(self, node: cst.BaseExpression) -> bool:
+        """An index NumPy builds from data (`np.where(m)[0]`, `np.nonzero(m)`, `np.flatnonzero(m)`),
+        or a name bound to one in this function."""
+        while type(node) is cst.Subscript:
+            node = node.value
+        if type(node) is cst.Name:
+            return node.value in self.function.host_index_names
+        if type(node) is cst.Call:
+            return (self.qualname(node.func) or "") in HOST_INDEX_FUNCTIONS
+        return False
+
+    def _note_device_object(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`args.device = torch.device(args.device)`: from here on `args.device == "hpu"` is
+        False (a torch.device never equals a string). Recorded when the assignment runs on every
+        path (the scope's top level: any string), or under `if args.device == "hpu":` (that
+        string: on the other path the name was never it)."""
+        key = guards.dotted_key(target)
+        if key is None:
+            return
+        table = self.function.device_objects
+        if not guards.is_device_object(value):
+            table.pop(key, None)
+            return
+        block = self.blocks[-1] if self.blocks else None
+        if block is not None and block.kind == "body" and block.scope is self.function:
+            table[key] = "*"
+        elif self.if_frames and block is not None and block.kind == "if-body":
+            lit = guards.equals_literal(self.if_frames[-1].node.test, key)
+            if lit is not None:
+                table[key] = lit
 
     def _moved_batch_part(self, name: str, value: cst.BaseExpression) -> None:
         """`input_ids = input_ids.to(device)` for a part of a batch a `for` unpacked

@@ -63,6 +63,8 @@ class Flow:
         interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
         if device is None and self.function.const_bools and guards.never_holds(node.test, self.function.const_bools):
             device = guards.NEVER  # `if ignore_cache_position is False:` after `ignore_cache_position = True`
+        if self.function.device_objects and guards.device_object_test(node.test, self.function.device_objects):
+            device = guards.NEVER  # `if args.device == "hpu":` after `args.device = torch.device("hpu")`
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body)

@@ -18,7 +18,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis import build
-from hpulint.analysis.names import STEP_MARKERS
+from hpulint.analysis.names import STAR_CONVENTIONS, STEP_MARKERS
 from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
 from hpulint.analysis.values import Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
@@ -158,7 +158,14 @@ class Walker(Definitions, Flow, Bindings):
         name = dotted(node)
         if name is not None:
             head, _, rest = name.partition(".")
-            resolved = self.aliases.get(head, head)
+            resolved = self.aliases.get(head)
+            if resolved is None:
+                resolved = head
+                if self.star_imports and head in STAR_CONVENTIONS and head not in self.module_scope.bindings:
+                    # `from utils import *` where utils.py has `import numpy as np`: the star
+                    # import brings the alias along (a module's names are resolved per file,
+                    # before the project is linked; the usual spelling is taken at its word)
+                    resolved = STAR_CONVENTIONS[head]
             name = f"{resolved}.{rest}" if rest else resolved
         self._qualnames[key] = name
         return name

@@ -23,6 +23,12 @@ ADVICE = {
     "hpu": "Call htcore.mark_step() after loss.backward() and after optimizer.step()",
     "xla": "Call xm.mark_step() (or torch_xla.sync()) after optimizer.step(), or iterate an MpDeviceLoader",
 }
+_EMPTY = cst.Module([])
+DEAD = (
+    " (its step markers are under `if {test}:`, which never holds: `{name}` was "
+    "made a torch.device, and a torch.device never equals a string. Test `{name}.type == {lit}` "
+    "instead)"
+)
 AFTER_BACKWARD = (
     "no step marker between backward() and the optimizer step: Gaudi lazy mode expects "
     "htcore.mark_step() after loss.backward() so the backward graph is compiled and cached on "
@@ -69,16 +75,17 @@ class MissingMarkStep(Rule):
     def _own(self, loop) -> tuple:
         """backward(), step() and marker calls written in the loop's body and nested loops."""
         an = self.an
-        backward, steps, markers = [], [], []
+        backward, steps, markers, dead = [], [], [], []
         for lp in an.all_loops:
             if loop in lp.chain():
                 backward += lp.facts.backward
                 steps += lp.facts.opt_step
                 markers += lp.facts.markers
-        return backward, steps, markers
+                dead += lp.facts.dead_markers
+        return backward, steps, markers, dead
 
     def _check_loop(self, loop, target: str, facts: dict) -> None:
-        backward, steps, markers = self._own(loop)
+        backward, steps, markers, dead = self._own(loop)
         other_marks = facts["callee_markers"] or facts["loader"]
         if facts["markers"] or other_marks:
             if target == "hpu" and markers and not other_marks:
@@ -86,10 +93,21 @@ class MissingMarkStep(Rule):
             return
         fix = None
         pair = self._backward_then_step(loop, backward, steps)
-        if pair is not None:
+        if pair is not None and not dead:  # with dead markers the fix is to their test
             b_node, s_node = pair
             fix = self._marker_fix([b_node, s_node] if target == "hpu" else [s_node], target)
-        self.report(loop.node, NONE_MESSAGE.format(target=target, advice=ADVICE[target]), fix=fix)
+        message = NONE_MESSAGE.format(target=target, advice=ADVICE[target])
+        if dead:
+            message += self._dead_note(dead)
+        self.report(loop.node, message, fix=fix)
+
+    def _dead_note(self, dead: list) -> str:
+        test = dead[0][1].test
+        comp = test.comparisons[0]
+        name, lit = (test.left, comp.comparator) if not isinstance(test.left, cst.SimpleString) \
+            else (comp.comparator, test.left)
+        text = _EMPTY.code_for_node
+        return DEAD.format(test=text(test), name=text(name), lit=text(lit))
 
     def _backward_then_step(self, loop, backward, steps):
         """(last backward() before the first step(), that step()), both in the loop's own body."""

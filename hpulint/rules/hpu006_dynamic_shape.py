@@ -91,7 +91,7 @@ class DynamicShapeInHotPath(Rule):
                     def host_index(v=v, base=base):
                         return an.is_device_tensor(base) and an.is_host(v)
 
-                    if not store and _host_array_source(an, idx):
+                    if not store and an.host_index_source(idx):
                         self._report(node, "a host index array (from NumPy) into a device tensor", "host-index",
                                      host_index)
                     return
@@ -155,14 +155,4 @@ class DynamicShapeInHotPath(Rule):
 def _is_where1(an, node: cst.BaseExpression) -> bool:
     return type(node) is cst.Call and an.qualname(node.func) == "torch.where" and len(node.args) == 1 \
         and node.args[0].keyword is None
-
-
-def _host_array_source(an, node: cst.BaseExpression) -> bool:
-    """An index NumPy builds from data (`np.where(m)[0]`, `np.nonzero(m)`, `np.flatnonzero(m)`)."""
-    while type(node) is cst.Subscript:
-        node = node.value
-    if type(node) is cst.Call:
-        return (an.qualname(node.func) or "") in ("numpy.where", "numpy.nonzero", "numpy.flatnonzero",
-                                                   "numpy.argwhere", "numpy.unique")
-    return False
 
