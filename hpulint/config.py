@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import re
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -84,10 +85,14 @@ class Config:
         return any(_glob_match(rel, pattern) for pattern in self.exclude)
 
     def is_test(self, path: Path) -> bool:
-        """Test code: a test module's name, or a folder named test or tests under the root."""
+        """Test code: a test module's name, or a folder named test or tests under the root. A
+        ``*_test.py`` that holds no test (no `def test...`, no `class Test...`, no pytest or
+        unittest import) is a script named for what it tries out (`distributed_test.py`, a
+        training run), not test code."""
         name = path.name
-        if name.endswith(".py") and (name.startswith("test_") or name[:-3].endswith(("_test", "_tests"))
-                                     or name in ("conftest.py", "tests.py")):
+        if name.endswith(".py") and (name.startswith("test_") or name in ("conftest.py", "tests.py")):
+            return True
+        if name.endswith(".py") and name[:-3].endswith(("_test", "_tests")) and _holds_tests(path):
             return True
         rel = _relative(path, self.root)
         return any(part in ("test", "tests") for part in rel.split("/")[:-1])
@@ -104,6 +109,18 @@ class Config:
     def summary_fingerprint(self) -> str:
         """What a file's summary depends on (not the rule selection)."""
         return f"target={self.target!r};step_markers={self.step_markers!r}"
+
+
+_TEST_TEXT = re.compile(r"^\s*(?:def test|class Test|import (?:pytest|unittest)|from (?:pytest|unittest)\b)", re.M)
+
+
+def _holds_tests(path: Path) -> bool:
+    """Does the file define a test or import a test framework? (Unreadable: taken as a test.)"""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return _TEST_TEXT.search(fh.read(200_000)) is not None
+    except OSError:
+        return True
 
 
 def _best(code: str, prefixes: list) -> int:

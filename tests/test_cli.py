@@ -284,6 +284,18 @@ def test_test_code_is_left_out_unless_asked_for(tmp_path, capsys, monkeypatch):
         "test_train.py", "tests/helpers.py", "train.py"]
 
 
+def test_a_script_named_for_what_it_tries_out_is_no_test_code(tmp_path, capsys, monkeypatch):
+    # `distributed_test.py`, a training run of the distributed setup: checked; a `*_test.py`
+    # that defines a test (or imports pytest/unittest) is test code
+    (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\n")
+    (tmp_path / "distributed_test.py").write_text(HAZARD)
+    (tmp_path / "model_test.py").write_text(HAZARD + "\n\ndef test_train():\n    pass\n")
+    (tmp_path / "loader_tests.py").write_text("import unittest\n" + HAZARD)
+    code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
+    assert code == 1 and [line.split(":")[0] for line in out.splitlines() if "HPU" in line] == [
+        "distributed_test.py"]
+
+
 def test_the_command_writes_everything_before_its_quick_exit(tmp_path):
     # `hpulint` / `python -m hpulint` leave a lint with os._exit (no teardown): the whole
     # report, the exit status and the cache must be out by then
