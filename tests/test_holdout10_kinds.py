@@ -130,3 +130,172 @@ def test_numpy_through_a_star_import_is_numpy(tmp_path, capsys, monkeypatch):
     shadowed = script.replace("from utils import *\n", "from utils import *\nnp = None\n")
     out = lint_project(tmp_path, {"utils.py": helpers, "train.py": shadowed}, capsys, monkeypatch)
     assert [x for x in out if "HPU006" in x] == []
+
+
+# --- a dict the function fills with tensors; a class through a star import --------------------
+
+TOKENS = """
+import torch
+import torch.nn as nn
+
+
+class Prompter(nn.Module):
+    def pack(self, ids, mask):
+        tokens = {"input_ids": [], "attention_mask": []}
+        for i in range(ids.size(0)):
+            tokens["input_ids"].append(ids[i])
+            tokens["attention_mask"].append(mask[i])
+        tokens["input_ids"] = torch.stack(tokens["input_ids"])
+        tokens["attention_mask"] = torch.stack(tokens["attention_mask"])
+        return tokens
+
+    def splice(self, tokens, embeds, extra, marker_id):
+        for row in range(len(tokens["input_ids"])):
+            where = (tokens["input_ids"][row] == marker_id).nonzero().view(-1)
+            for pos, emb in zip(where, extra[row]):
+                embeds[row][pos] = emb
+        return embeds
+
+    def forward(self, ids, mask, embeds, extra):
+        tokens = self.pack(ids, mask)
+        return self.splice(tokens, embeds, extra, 7)
+"""
+
+
+def test_a_dict_filled_with_tensors_holds_tensors_for_its_callees():
+    # `tokens["input_ids"] = torch.stack(...)`: the dict holds tensors; `splice` gets it from
+    # forward(), so its `.nonzero()` runs on a device tensor every step
+    assert found(TOKENS, ("HPU006",)) == [("HPU006", 18)]
+
+
+def test_a_dict_of_strings_stays_a_host_value():
+    src = TOKENS.replace('tokens["input_ids"] = torch.stack(tokens["input_ids"])',
+                         'tokens["input_ids"] = "|".join(tokens["input_ids"])').replace(
+        'tokens["attention_mask"] = torch.stack(tokens["attention_mask"])', "pass")
+    assert found(src, ("HPU006",)) == []
+
+
+def test_a_slice_store_with_a_bound_from_tensor_data_writes_a_data_dependent_extent():
+    src = """
+    import torch
+
+
+    def train(model, batches, opt):
+        for ids, mask in batches:
+            targets = ids.clone()
+            lengths = mask.sum(dim=1)
+            for i, n in enumerate(lengths):
+                targets[i][:n] = -100
+            loss = model(ids, targets)
+            loss.backward()
+            opt.step()
+    """
+    assert found(src, ("HPU006",)) == [("HPU006", 10)]
+    # a bound fixed by the code is one shape every step
+    assert found(src.replace("targets[i][:n] = -100", "targets[i][:4] = -100"), ("HPU006",)) == []
+
+
+def test_a_class_through_a_star_import_is_the_project_class(tmp_path, capsys, monkeypatch):
+    # `from recsys import *` then `self.rec = RecSys(...)`: `self.rec.model(...)` is a model call
+    from snippets import lint_project
+
+    recsys = """
+    import torch.nn as nn
+
+
+    class RecSys(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.model = nn.Linear(dim, dim)
+    """
+    train = """
+    import torch
+    import torch.nn as nn
+    import habana_frameworks.torch.core as htcore
+    from recsys import *
+
+
+    class Trainer(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.rec = RecSys(dim)
+            self.head = nn.Linear(dim, 1)
+
+        def phase(self, feats, opt):
+            for step in range(10):
+                opt.zero_grad()
+                rows = self.rec.model(feats)
+                loss = self.head(rows[rows > 0]).mean()
+                loss.backward()
+                opt.step()
+                htcore.mark_step()
+    """
+    out = lint_project(tmp_path, {"recsys.py": recsys, "train.py": train}, capsys, monkeypatch)
+    assert [x for x in out if "HPU006" in x] == ["train.py:18:30:HPU006"]
+
+
+# --- a Lightning training loader on a lazy device -------------------------------------------
+
+DATAMODULE = """
+import lightning.pytorch as L
+from torch.utils.data import DataLoader
+{XLA}
+
+
+class Images(L.LightningDataModule):
+    def __init__(self, train, val, batch_size):
+        super().__init__()
+        self.train, self.val, self.batch_size = train, val, batch_size
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=self.batch_size, shuffle=True{DROP})
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=self.batch_size)
+"""
+
+
+def test_lightnings_training_loader_on_a_lazy_device_keeps_a_short_last_batch():
+    src = DATAMODULE.replace("{XLA}", "import torch_xla.core.xla_model as xm").replace("{DROP}", "")
+    out = findings(src, ("HPU007",))
+    assert [(f.code, f.line) for f in out] == [("HPU007", 13)]
+    assert "feeds Lightning's training loop" in out[0].message and out[0].fix is not None
+
+
+def test_lightning_loaders_that_drop_the_last_batch_validate_or_run_on_no_lazy_device_are_quiet():
+    lazy = DATAMODULE.replace("{XLA}", "import torch_xla.core.xla_model as xm")
+    assert found(lazy.replace("{DROP}", ", drop_last=True"), ("HPU007",)) == []
+    # (the evaluation loader at line 16 is never reported: no training step runs on it)
+    assert found(DATAMODULE.replace("{XLA}", "").replace("{DROP}", ""), ("HPU007",)) == []
+
+
+# --- a call in a while test runs after every pass ------------------------------------------
+
+WHILE_TEST = """
+import torch
+
+
+def decode(model, prompt, eos_id):
+    def finished(last):
+        if (last == eos_id).all():
+            return True
+        return False
+
+    tokens = [prompt.tolist()]
+    while not finished({ARG}):
+        logits = model(torch.tensor(tokens[-1]))
+        tokens.append(logits.argmax(-1))
+    return tokens
+"""
+
+
+def test_a_while_tests_call_sees_what_the_body_left_in_its_arguments():
+    # `tokens` holds a host list before the first pass and the sampled tensors after each one:
+    # `finished()` branches on a device tensor every step
+    assert found(WHILE_TEST.replace("{ARG}", "tokens[-1]"), ("HPU008",)) == [("HPU008", 7)]
+
+
+def test_a_while_tests_call_on_host_values_only_stays_quiet():
+    src = WHILE_TEST.replace("{ARG}", "tokens[-1]").replace(
+        "tokens.append(logits.argmax(-1))", "tokens.append(logits.argmax(-1).tolist())")
+    assert found(src, ("HPU008",)) == []

@@ -12,7 +12,7 @@ from hpulint.analysis.names import HOST_INDEX_FUNCTIONS, DEFERRED_CALLBACKS, MAR
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
-    Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_SEQ, V_TENSOR, Val, join,
+    Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_OTHER, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
 )
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
 
@@ -51,6 +51,9 @@ class Bindings:
                 self.function.attr_resets.add((t.target.value.value, t.target.attr.value))
             self._note_device_object(t.target, node.value)
             self._note_host_index(t.target, node.value)
+            if type(t.target) is cst.Name:
+                (self.function.dict_names.add if type(node.value) is cst.Dict
+                 else self.function.dict_names.discard)(t.target.value)
 
     def _note_host_index(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`indices = np.where(pos != 0)`, `rows, cols = np.nonzero(m)`: names that hold an index
@@ -161,9 +164,13 @@ class Bindings:
 
     def refine_elements(self, name: str, element: Val) -> None:
         """`xs.append(t)`, `xs[i] = t`: the list bound to ``xs`` holds ``element`` too (not an
-        assignment of ``xs``: certainly-assigned facts stay as they are)."""
+        assignment of ``xs``: certainly-assigned facts stay as they are). A dict the function
+        made (`tokens = {"input_ids": [], ...}`) and then stores a tensor in
+        (`tokens["input_ids"] = torch.stack(...)`) holds tensors from then on, as a list does."""
         fn = self._function
         old = fn.bindings.get(name)
+        if old is V_OTHER and name in fn.dict_names and element is not V_UNKNOWN:
+            old = V_SEQ
         if old is None or not (old is V_SEQ or isinstance(old, Tup)):
             return
         parts = (join((old.parts[0], element)),) if isinstance(old, Tup) and len(old.parts) == 1 else (element,)

@@ -224,6 +224,8 @@ class Flow:
         loop.block = self._push_block("loop")
 
     def _leave_loop(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.While:
+            self._rejoin_test_calls(node)
         self.statements.pop()
         loop = self.loops.pop()
         for _ in range(loop.skip_guards):
@@ -235,6 +237,32 @@ class Flow:
         loop.carried_vals = [bindings[n] for n in sorted((loop.assigned | loop.mutated) & loop.read_before_assign)
                              if _maybe_tensor(bindings.get(n))]
         loop.facts.carried = bool(loop.carried_vals)
+
+
+    def _rejoin_test_calls(self, node: cst.While) -> None:
+        """`while not should_stop(sequences[-1]):` runs its test again after every pass: the
+        arguments of a call there hold what the body left in them too (`sequences` gains the
+        sampled tokens), not only what they held before the first pass."""
+        self.value_cache.clear()
+        for key in calls_in(node.test):  # (ids of the Call nodes)
+            site = self.call_sites.get(key)
+            if site is None:
+                continue
+            call = site.node
+            if any(a.star for a in call.args):
+                continue
+            new_args, new_kwargs = list(site.args), dict(site.kwargs)
+            positional = 0
+            for a in call.args:
+                v = self.value(a.value)
+                if a.keyword is not None:
+                    key = a.keyword.value
+                    new_kwargs[key] = join((new_kwargs[key], v)) if key in new_kwargs else v
+                else:
+                    if positional < len(new_args) and new_args[positional] is not None:
+                        new_args[positional] = join((new_args[positional], v))
+                    positional += 1
+            site.args, site.kwargs = tuple(new_args), new_kwargs
 
 
 def carried_counters(body: cst.BaseSuite, counters: set) -> set:

@@ -12,6 +12,7 @@ No libcst scope or qualified-name metadata: they cost several parses' worth of t
 """
 from __future__ import annotations
 
+import builtins
 import re
 from typing import Optional
 
@@ -28,6 +29,9 @@ from hpulint.analysis.walk_flow import Flow
 from hpulint.analysis.walker_base import COMPILE_BACKENDS, MISSING, _maybe_tensor
 
 _LAZY_MODE_SET = re.compile(r"PT_HPU_LAZY_MODE['\"]\s*(?:\]\s*=|,|:)\s*['\"]?([01])\b")
+
+
+_BUILTINS = frozenset(dir(builtins))
 
 
 class Walker(Definitions, Flow, Bindings):
@@ -138,6 +142,11 @@ class Walker(Definitions, Flow, Bindings):
             return V_NONE
         if name in ("True", "False"):
             return V_SCALAR
+        if self.star_imports and name not in _BUILTINS and name not in self.aliases:
+            # `from models.recsys_model import *` then `RecSys(...)`: a name the module's star
+            # imports may bind, resolved through them when the project is linked (a name none
+            # of them binds stays a symbol nobody defines: unknown when called)
+            return Sym(f"{self.module}.{name}")
         return V_UNKNOWN
 
     def bound_names(self):

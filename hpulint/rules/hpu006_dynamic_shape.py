@@ -95,7 +95,7 @@ class DynamicShapeInHotPath(Rule):
                         self._report(node, "a host index array (from NumPy) into a device tensor", "host-index",
                                      host_index)
                     return
-            elif not store:
+            else:  # (a store through a data-dependent slice writes a data-dependent extent too)
                 parts = [p for p in (s.lower, s.upper, s.step) if p is not None]
                 bounds = [an.value(p) for p in parts]
                 if bounds:

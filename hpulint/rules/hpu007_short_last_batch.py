@@ -40,6 +40,7 @@ class ShortLastBatch(Rule):
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
         self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
         self.bound: dict = {}  # name -> the value assigned to it (None: assigned more than once)
+        self.hooks: list = []  # (Call, function, flag): loaders a Lightning train_dataloader() returns
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -62,12 +63,22 @@ class ShortLastBatch(Rule):
     def _loader_names(self) -> set:
         return {name for _, name, _ in self.loaders if name} | set(self.wraps)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        """`def train_dataloader(self): return DataLoader(...)`: Lightning's hook for the training
+        loader (a LightningModule's or a LightningDataModule's); the Trainer's fit loop iterates
+        it, one step a batch, and keeps its `drop_last`."""
+        value = node.value
+        fn = self.an.function
+        if type(value) is cst.Call and self.an.qualname(value.func) in LOADERS and fn is not None \
+                and fn.name.lstrip("_") == "train_dataloader" and fn.cls is not None:
+            self._candidate(value, None, hook=fn)
+
     def visit_For(self, node: cst.For) -> None:
         for call in _calls_in(node.iter):
             if self.an.qualname(call.func) in LOADERS:
                 self._candidate(call, None)
 
-    def _candidate(self, call: cst.Call, name) -> None:
+    def _candidate(self, call: cst.Call, name, hook=None) -> None:
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         flag = None
         drop = kw.get("drop_last")
@@ -90,10 +101,19 @@ class ShortLastBatch(Rule):
             return
         if sum(1 for a in call.args if a.keyword is None and not a.star) > 5:
             return  # drop_last passed positionally
-        self.loaders.append((call, name, flag))
+        if hook is not None:
+            self.hooks.append((call, hook, flag))
+        else:
+            self.loaders.append((call, name, flag))
 
     def finish(self) -> None:
         an = self.an
+        for call, fn, flag in self.hooks:
+            target = an.target_of(fn)
+            if target is not None and an.lazy_mode(fn) and flag is None and not self._divides(call):
+                self.report(call, MESSAGE.format(target=target).replace(
+                    "feeds a step loop", "feeds Lightning's training loop (it is `train_dataloader()`)"),
+                    fix=_drop_last_fix(call))
         if not self.loaders:
             return
         fed = []
