@@ -249,7 +249,7 @@ LTC_DIFFERENCES = {
     "HPU003/bad_kv_cache_concat.py": {"cpu_fallback"},  # argmax
     "HPU003/good_static_kv_cache.py": {"cpu_fallback"},  # index_copy_, ~mask, argmax
     "HPU004/good_mark_step.py": {"deferred_upload"},
-    "HPU004/good_torch_device_type_test.py": {"deferred_upload"},
+    "HPU004/good_torch_device_type_check.py": {"deferred_upload"},
     "HPU005/bad_item_every_step.py": {"deferred_upload"},
     "HPU005/good_item_when_logging.py": {"deferred_upload"},
     "HPU005/bad_predictions_copied_every_batch.py": {"cpu_fallback"},  # argmax
