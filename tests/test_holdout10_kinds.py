@@ -299,3 +299,38 @@ def test_a_while_tests_call_on_host_values_only_stays_quiet():
     src = WHILE_TEST.replace("{ARG}", "tokens[-1]").replace(
         "tokens.append(logits.argmax(-1))", "tokens.append(logits.argmax(-1).tolist())")
     assert found(src, ("HPU008",)) == []
+
+
+# --- jaxtyping shape annotations ---------------------------------------------------------------
+
+SHAPED = """
+import torch
+from torch import nn
+{IMPORT}
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 8)
+
+    def forward(self, faces: {FACES}, face_mask: {MASK}):
+        embed = self.proj(faces)
+        return embed[face_mask]
+"""
+
+
+def test_jaxtyping_annotations_say_tensor_and_mask():
+    # lucidrains' aliases (`Float['b nf 3']`, `Bool['b nf']`) and jaxtyping's own form
+    alias = SHAPED.replace("{IMPORT}", "from myproject.typing import Float, Bool").replace(
+        "{FACES}", "Float['b nf 3']").replace("{MASK}", "Bool['b nf']")
+    assert found(alias, ("HPU006",)) == [("HPU006", 14)]
+    own = SHAPED.replace("{IMPORT}", "from jaxtyping import Float, Bool").replace(
+        "{FACES}", 'Float[torch.Tensor, "b nf 3"]').replace("{MASK}", 'Bool[torch.Tensor, "b nf"]')
+    assert found(own, ("HPU006",)) == [("HPU006", 14)]
+
+
+def test_a_subscripted_annotation_that_is_no_dtype_says_nothing():
+    src = SHAPED.replace("{IMPORT}", "from typing import Sequence").replace(
+        "{FACES}", "torch.Tensor").replace("{MASK}", "Sequence[int]")
+    assert found(src, ("HPU006",)) == []

@@ -13,6 +13,12 @@ from hpulint.analysis.values import Param, Self, Sym, V_HOST, V_MODEL, V_NONE, V
 from hpulint.analysis.walker_base import _ANNOTATED, _TENSOR_ANNOTATIONS
 
 
+# jaxtyping's dtype annotations (https://docs.kidger.site/jaxtyping/api/array/)
+_SHAPED_DTYPES = frozenset({"Float", "Int", "Bool", "Shaped", "Real", "Num", "Integer", "Inexact", "UInt",
+                            "Complex", "Float16", "Float32", "Float64", "BFloat16", "Int8", "Int16", "Int32",
+                            "Int64", "UInt8"})
+
+
 class Definitions:
     # --- classes and functions ---------------------------------------------------------------
 
@@ -99,6 +105,10 @@ class Definitions:
             if ann is not None and self._is_tensor_annotation(ann):
                 scope.evidence[pname] = "tensor"
                 continue
+            shaped = self._shaped_annotation(ann) if type(ann) is cst.Subscript else None
+            if shaped is not None:  # `face_mask: Bool['b nf']`, `x: Float[Tensor, "b n d"]`
+                scope.evidence[pname] = shaped
+                continue
             scope.pcounters[pname] = pname
             if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
                 scope.evidence[pname] = self._annotated_kind(ann)
@@ -148,6 +158,20 @@ class Definitions:
                     return "seq-tensor"
             return kind
         return _ANNOTATED.get(_annotated_name(ann), "")
+
+    def _shaped_annotation(self, ann: cst.Subscript):
+        """jaxtyping's shape-and-dtype annotations (`Float[Tensor, "b n"]`, and the
+        `Float['b n']` / `Bool['b nf']` aliases projects define over them): "mask" for `Bool`,
+        "tensor" for the other dtypes; None for anything else."""
+        qn = self.qualname(ann.value) or ""
+        head = qn.rsplit(".", 1)[-1]
+        if head not in _SHAPED_DTYPES:
+            return None
+        first = next((el.slice.value for el in ann.slice if type(el.slice) is cst.Index), None)
+        if not (qn.startswith("jaxtyping.") or type(first) is cst.SimpleString
+                or (first is not None and self._is_tensor_annotation(first))):
+            return None
+        return "mask" if head == "Bool" else "tensor"
 
     def _is_tensor_annotation(self, ann: cst.BaseExpression) -> bool:
         """`Tensor`, `Optional[Tensor]`, `Tensor | None`, `Union[Tensor, None]`: not
