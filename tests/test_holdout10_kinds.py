@@ -334,3 +334,62 @@ def test_a_subscripted_annotation_that_is_no_dtype_says_nothing():
     src = SHAPED.replace("{IMPORT}", "from typing import Sequence").replace(
         "{FACES}", "torch.Tensor").replace("{MASK}", "Sequence[int]")
     assert found(src, ("HPU006",)) == []
+
+
+# --- a trainer written as a module; evaluation loaders --------------------------------------
+
+TRAINER_MODULE = """
+import torch
+from torch import nn
+
+
+class Trainer(nn.Module):
+    def __init__(self, model, opt, loader, steps):
+        super().__init__()
+        self.model, self.opt, self.loader, self.steps = model, opt, loader, steps
+        self.register_buffer("step", torch.tensor(0))
+
+    def forward(self):
+        step = self.step.item()
+        while step < self.steps:
+            for batch in self.loader:
+                loss = self.model(batch)
+                loss.backward()
+                {STEP}
+                step += 1
+"""
+
+
+def test_a_trainer_modules_forward_runs_once_its_loop_is_the_step():
+    # `trainer()` runs the whole training: the read before its loop happens once
+    assert found(TRAINER_MODULE.replace("{STEP}", "self.opt.step()"), ("HPU005",)) == []
+
+
+def test_a_modules_forward_that_does_not_train_is_still_per_step():
+    # no optimizer step in its loop: an ordinary forward, called every step
+    assert found(TRAINER_MODULE.replace("{STEP}", "pass"), ("HPU005",)) == [("HPU005", 13)]
+
+
+EVAL_LOADER = """
+import torch
+import torch_xla.core.xla_model as xm
+from torch.utils.data import DataLoader
+
+
+def run(model, opt, train_set, test_set):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=32)
+    for x, y in train_loader:
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+    with torch.no_grad():
+        for x, y in test_loader:
+            out = model(x, y)
+            xm.mark_step()
+"""
+
+
+def test_only_the_loader_of_the_training_loop_is_reported():
+    assert found(EVAL_LOADER, ("HPU007",)) == [("HPU007", 8)]

@@ -949,7 +949,8 @@ def test_hpu007_fix_adds_drop_last():
         from torch.utils.data import DataLoader
         loader = DataLoader(dataset, batch_size=8)
         for x in loader:
-            model(x)
+            model(x).backward()
+            opt.step()
             xm.mark_step()
     """)
     assert fix_source(src, "t.py", Config()).fixed == src  # unsafe: not by default

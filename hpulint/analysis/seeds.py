@@ -47,6 +47,15 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
     return None
 
 
+def _runs_training(f: dict) -> bool:
+    """A forward() whose loops run backward() and an optimizer step: a trainer written as a
+    module (`trainer()` runs the whole training); its own body runs once, its loop is the step."""
+    marks = set()
+    for lp in f.get("loops", ()):
+        marks.update(lp["marks"])
+    return "runs backward()" in marks and "runs an optimizer step()" in marks
+
+
 def step_seeds(p) -> dict:
     """Functions a framework calls once per step: forward() of a model, step hooks, an
     optimizer's step(), a metric's update(), a callback's per-batch events."""
@@ -56,7 +65,7 @@ def step_seeds(p) -> dict:
         if p.is_model_class(cid):
             for name in ("forward", "__call__"):
                 fid = methods.get(name)
-                if fid:
+                if fid and not _runs_training(p.functions[fid][1]):
                     hot[fid] = FORWARD_SEED if name == "forward" else CALL_SEED
         if p.is_model_class(cid) and ("backward" in methods or "train_batch" in methods) \
                 and ("step" in methods or any("step" in p.classes[c][1]["methods"] for c in p.mro(cid))):

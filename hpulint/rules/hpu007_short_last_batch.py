@@ -16,7 +16,7 @@ from hpulint.rules.base import Rule
 
 LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 MESSAGE = (
-    "this DataLoader feeds a step loop on a lazy device ({target}) without `drop_last=True`: "
+    "this DataLoader feeds a training loop on a lazy device ({target}) without `drop_last=True`: "
     "unless the dataset size is a multiple of the batch size, the last batch is shorter and "
     "records a graph with other shapes: one more compilation (and one more graph to keep). Pass "
     "`drop_last=True` (or pad the last batch)"
@@ -112,7 +112,7 @@ class ShortLastBatch(Rule):
             target = an.target_of(fn)
             if target is not None and an.lazy_mode(fn) and flag is None and not self._divides(call):
                 self.report(call, MESSAGE.format(target=target).replace(
-                    "feeds a step loop", "feeds Lightning's training loop (it is `train_dataloader()`)"),
+                    "feeds a training loop", "feeds Lightning's training loop (it is `train_dataloader()`)"),
                     fix=_drop_last_fix(call))
         if not self.loaders:
             return
@@ -123,6 +123,9 @@ class ShortLastBatch(Rule):
             target = an.target_of(loop.scope)
             if target is None or not an.lazy_mode(loop.scope):
                 continue
+            facts = an.loop_training(loop)
+            if not (facts["backward"] or facts["opt_step"]):
+                continue  # an evaluation or inference loop: its short batch is one graph more, once
             it = loop.node.iter
             fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it, target))
         for names, _, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
