@@ -393,3 +393,21 @@ def run(model, opt, train_set, test_set):
 
 def test_only_the_loader_of_the_training_loop_is_reported():
     assert found(EVAL_LOADER, ("HPU007",)) == [("HPU007", 8)]
+
+
+def test_einops_pack_of_the_accumulator_grows_it_every_step():
+    src = """
+    import torch
+    from einops import pack
+
+
+    def generate(model, codes, steps):
+        for _ in range(steps):
+            logits = model(codes)[:, -1]
+            sample = logits.argmax(-1, keepdim=True)
+            codes, _ = pack([{FIRST}, sample], "b *")
+        return codes
+    """
+    assert found(src.replace("{FIRST}", "codes"), ("HPU003",)) == [("HPU003", 10)]
+    # packing the new sample with a fixed prefix makes a new tensor of one shape every pass
+    assert found(src.replace("{FIRST}", "logits"), ("HPU003",)) == []

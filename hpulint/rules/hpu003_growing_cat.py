@@ -16,7 +16,7 @@ from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_wri
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
-                                          "column_stack", "row_stack", "dstack"))
+                                          "column_stack", "row_stack", "dstack")) | {"einops.pack"}
 PADS = frozenset({"torch.nn.functional.pad"})
 # methods whose result has the receiver's shape: `torch.cat([acc.clone(), x])` still grows `acc`
 SAME_SHAPE = frozenset({"index_select", "clone", "contiguous", "detach", "to", "float", "half", "bfloat16",
@@ -48,7 +48,7 @@ class GrowingCatAccumulator(Rule):
     code = "HPU003"
     name = "growing-cat-accumulator"
     summary = "an accumulator re-assigned from torch.cat/stack of itself every step, or a key/value cache extended every call"
-    triggers = ("cat", "stack", "pad")
+    triggers = ("cat", "stack", "pad", "pack")
     lazy_mode_only = True
     fix_safety = "safe"
 
@@ -83,6 +83,8 @@ class GrowingCatAccumulator(Rule):
             return
         join = an.qualname(value.func)
         seq = value.args[0].value
+        if join == "einops.pack" and type(target) is cst.Tuple and target.elements:
+            target = target.elements[0].value  # `codes, _ = pack([codes, sample], "b *")`: a cat
         if join in PADS:
             # `mask = F.pad(mask, (0, 1), value=1)`: one more column every pass
             if not (self._of_itself(seq, target) and _grows(value)):
