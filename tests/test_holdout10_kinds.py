@@ -411,3 +411,30 @@ def test_einops_pack_of_the_accumulator_grows_it_every_step():
     assert found(src.replace("{FIRST}", "codes"), ("HPU003",)) == [("HPU003", 10)]
     # packing the new sample with a fixed prefix makes a new tensor of one shape every pass
     assert found(src.replace("{FIRST}", "logits"), ("HPU003",)) == []
+
+
+# --- a model a context manager gives ---------------------------------------------------------
+
+WITH_MODEL = """
+import torch
+
+
+def generate_batches(policy, unwrap, batches):
+    outputs = []
+    for batch in batches:
+        with unwrap(policy) as {NAME}:
+            generations = {NAME}.generate(batch)
+        for generation in generations:
+            if (generation == 0).any():
+                outputs.append(generation)
+    return outputs
+"""
+
+
+def test_a_context_manager_named_for_a_model_gives_a_model():
+    # `with unwrap_model_for_generation(model, acc) as unwrapped_model:` (Hugging Face TRL)
+    assert found(WITH_MODEL.replace("{NAME}", "unwrapped_model"), ("HPU008",)) == [("HPU008", 11)]
+
+
+def test_a_context_manager_with_another_name_gives_an_object():
+    assert found(WITH_MODEL.replace("{NAME}", "handle"), ("HPU008",)) == []

@@ -10,7 +10,7 @@ from hpulint.analysis.loops import (bind_for_target, counters_of_for, counters_o
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop
-from hpulint.analysis.values import V_OTHER, join
+from hpulint.analysis.values import Named, V_OTHER, V_UNKNOWN, by_name, join
 from hpulint.analysis.walker_base import MISSING, _maybe_tensor
 
 
@@ -36,7 +36,10 @@ class Flow:
                 self.call_statement[id(it)] = node
             if item.asname is not None:
                 for n in target_names(item.asname.name):
-                    self._bind(n, V_OTHER)
+                    # `with unwrap_model_for_generation(model, acc) as unwrapped_model:`: the
+                    # name says what the context gives when it names a model (or an optimizer,
+                    # a loader); files, locks and profilers stay plain objects
+                    self._bind(n, Named(V_UNKNOWN, n) if by_name(n).kind != "unknown" else V_OTHER)
 
     def _enter_try(self, node: cst.Try) -> None:
         self.statements.append(node)
