@@ -438,3 +438,21 @@ def test_a_context_manager_named_for_a_model_gives_a_model():
 
 def test_a_context_manager_with_another_name_gives_an_object():
     assert found(WITH_MODEL.replace("{NAME}", "handle"), ("HPU008",)) == []
+
+
+def test_a_check_frequency_method_is_a_logging_interval():
+    # an image-logging callback: `if self.check_frequency(idx):` (hand-read round 14)
+    src = """
+    import torch
+
+
+    def train(model, batches, opt, logger):
+        for step, (x, y) in enumerate(batches):
+            loss = model(x, y)
+            loss.backward()
+            opt.step()
+            if logger.{CHECK}(step):
+                print(loss.item())
+    """
+    assert found(src.replace("{CHECK}", "check_frequency"), ("HPU005",)) == []
+    assert found(src.replace("{CHECK}", "check_shapes"), ("HPU005",)) == [("HPU005", 11)]
