@@ -317,69 +317,7 @@ def _union(a: str, b: str) -> str:
     return "|".join(sorted(set(a.split("|")) | set(b.split("|"))))
 
 
-def never_holds(test: cst.BaseExpression, consts: dict) -> bool:
-    """``test`` is false by the bool literals ``consts`` holds (`flag is False`, `flag == False`,
-    `not flag` after `flag = True`; `flag` after `flag = False`)."""
-    if type(test) is cst.Name:
-        return consts.get(test.value) is False
-    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and type(test.expression) is cst.Name:
-        return consts.get(test.expression.value) is True
-    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name:
-        comp = test.comparisons[0]
-        lit = comp.comparator
-        if test.left.value in consts and type(lit) is cst.Name and lit.value in ("True", "False") \
-                and type(comp.operator) in (cst.Is, cst.Equal, cst.IsNot, cst.NotEqual):
-            same = consts[test.left.value] == (lit.value == "True")
-            return not same if type(comp.operator) in (cst.Is, cst.Equal) else same
-    return False
-
-
-def dotted_key(node: cst.BaseExpression) -> Optional[str]:
-    """`args.device` -> "args.device", `device` -> "device"; None for anything else."""
-    if type(node) is cst.Name:
-        return node.value
-    if type(node) is cst.Attribute and type(node.value) in (cst.Name, cst.Attribute):
-        head = dotted_key(node.value)
-        return f"{head}.{node.attr.value}" if head is not None else None
-    return None
-
-
-def is_device_object(node: cst.BaseExpression) -> bool:
-    """`torch.device(...)`: a device object, which never compares equal to a string."""
-    return type(node) is cst.Call and _dotted_text(node.func) == "torch.device"
-
-
-def equals_literal(test: cst.BaseExpression, key: str) -> Optional[str]:
-    """The string ``test`` says the dotted name ``key`` equals (`args.device == "hpu"`)."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
-            or type(test.comparisons[0].operator) is not cst.Equal:
-        return None
-    a, b = test.left, test.comparisons[0].comparator
-    for name, lit in ((a, b), (b, a)):
-        s = string_value(lit)
-        if s is not None and dotted_key(name) == key:
-            return s
-    return None
-
-
-def device_object_test(test: cst.BaseExpression, objects: dict) -> Optional[bool]:
-    """True when ``test`` compares a name bound to a torch.device with a string it can no longer
-    equal by `==` (the test never holds), False for `!=` (it always holds), else None."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
-        return None
-    op = type(test.comparisons[0].operator)
-    if op not in (cst.Equal, cst.NotEqual):
-        return None
-    a, b = test.left, test.comparisons[0].comparator
-    for name, lit in ((a, b), (b, a)):
-        s = string_value(lit)
-        key = dotted_key(name) if s is not None else None
-        if key is not None and key in objects and objects[key] in ("*", s):
-            return op is cst.Equal
-    return None
-
-
-# the "device" of a branch that never runs (see never_holds): off every target
+# the "device" of a branch that never runs (`dead.never_holds`, `dead.device_object_test`): off every target
 NEVER = ("never", True)
 
 

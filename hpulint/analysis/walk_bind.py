@@ -5,10 +5,11 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis import guards
+from hpulint.analysis import dead, guards
 from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
-from hpulint.analysis.names import HOST_INDEX_FUNCTIONS, DEFERRED_CALLBACKS, MARKING_LOADERS, MASK_FUNCTIONS, TENSOR_EVIDENCE
+from hpulint.analysis.names import (DEFERRED_CALLBACKS, HOST_INDEX_FUNCTIONS, MARKING_LOADERS, MASK_FUNCTIONS,
+                                    TENSOR_EVIDENCE)
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
@@ -81,18 +82,18 @@ class Bindings:
         False (a torch.device never equals a string). Recorded when the assignment runs on every
         path (the scope's top level: any string), or under `if args.device == "hpu":` (that
         string: on the other path the name was never it)."""
-        key = guards.dotted_key(target)
+        key = dead.dotted_key(target)
         if key is None:
             return
         table = self.function.device_objects
-        if not guards.is_device_object(value):
+        if not dead.is_device_object(value):
             table.pop(key, None)
             return
         block = self.blocks[-1] if self.blocks else None
         if block is not None and block.kind == "body" and block.scope is self.function:
             table[key] = "*"
         elif self.if_frames and block is not None and block.kind == "if-body":
-            lit = guards.equals_literal(self.if_frames[-1].node.test, key)
+            lit = dead.equals_literal(self.if_frames[-1].node.test, key)
             if lit is not None:
                 table[key] = lit
 

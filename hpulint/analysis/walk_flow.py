@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import guards
+from hpulint.analysis import dead, guards
 from hpulint.analysis.calls import calls_in
 from hpulint.analysis.loops import (bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
@@ -64,9 +64,9 @@ class Flow:
         frame = IfFrame(node)
         self.if_frames.append(frame)
         interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
-        if device is None and self.function.const_bools and guards.never_holds(node.test, self.function.const_bools):
+        if device is None and self.function.const_bools and dead.never_holds(node.test, self.function.const_bools):
             device = guards.NEVER  # `if ignore_cache_position is False:` after `ignore_cache_position = True`
-        if self.function.device_objects and guards.device_object_test(node.test, self.function.device_objects):
+        if self.function.device_objects and dead.device_object_test(node.test, self.function.device_objects):
             device = guards.NEVER  # `if args.device == "hpu":` after `args.device = torch.device("hpu")`
         if not interval:
             loop = self.loop.node if self.loop is not None else None
@@ -247,8 +247,8 @@ class Flow:
         arguments of a call there hold what the body left in them too (`sequences` gains the
         sampled tokens), not only what they held before the first pass."""
         self.value_cache.clear()
-        for key in calls_in(node.test):  # (ids of the Call nodes)
-            site = self.call_sites.get(key)
+        for call_id in calls_in(node.test):
+            site = self.call_sites.get(call_id)
             if site is None:
                 continue
             call = site.node
@@ -259,8 +259,8 @@ class Flow:
             for a in call.args:
                 v = self.value(a.value)
                 if a.keyword is not None:
-                    key = a.keyword.value
-                    new_kwargs[key] = join((new_kwargs[key], v)) if key in new_kwargs else v
+                    kw = a.keyword.value
+                    new_kwargs[kw] = join((new_kwargs[kw], v)) if kw in new_kwargs else v
                 else:
                     if positional < len(new_args) and new_args[positional] is not None:
                         new_args[positional] = join((new_args[positional], v))
