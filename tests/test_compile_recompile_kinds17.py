@@ -270,7 +270,8 @@ def test_determinism_and_precision_flags_set_to_three_combinations(setup, target
 
 
 def test_determinism_set_in_a_helper_that_runs_the_compiled_model():
-    # the shape of a reproducibility harness: the compiled model is passed to a helper
+    # the shape of a reproducibility harness: the compiled model is passed to a helper (measured:
+    # 3 graphs, 2 recompiles)
     src = """\
     import torch
     import torch.nn as nn
@@ -287,7 +288,7 @@ def test_determinism_set_in_a_helper_that_runs_the_compiled_model():
         torch.use_deterministic_algorithms(**kwargs)
         run(compiled, torch.randn(2, 4))
     """
-    assert found(src) == [("HPU017", 14)]
+    assert found(src) == [("HPU017", 6)]  # at the call whose guard fails, in the helper
     assert "deterministic_algorithms_warn_only" in messages(src)[0]
 
 

@@ -72,10 +72,11 @@ def global_flag_changes(an, module: cst.Module, compiled: set, literals: dict, l
         if not used:
             continue
         n = _combinations(it, [parts[u] for u in sorted(used)])
-        site = compiled_site(module, loop, compiled)
-        if n is None or n < MANY or site is None:
+        found = compiled_site(module, loop, compiled)
+        if n is None or n < MANY or found is None:
             continue
-        name = f"`{code(site.func)}`" + ("" if code(site.func) in compiled else " (which calls a compiled callable)")
+        site, helper = found  # at the call of the compiled callable, where Dynamo's guard fails
+        name = f"`{code(site.func)}`" + (f" (in {helper}(), which the loop calls)" if helper else "")
         out.append((site, MESSAGE.format(name=name, loop=loop_head(loop), setters=" and ".join(setters),
                                          n=n, state=", ".join(dict.fromkeys(states)), values=recompiles_text(n, limit,
                                                                                                    "combinations"))))
