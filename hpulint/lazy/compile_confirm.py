@@ -75,6 +75,8 @@ def codes_for(guard: str) -> tuple:
     """The recompile rules a recompilation guarded by ``guard`` can confirm. HPU016 also covers
     the `requires_grad` of parameters changed between calls (module state, "grad" guards)."""
     kind = guard_kind(guard)
+    if "dtype mismatch" in (guard or "") and "Guard failed on a parameter" in guard:
+        return ("HPU016",)  # a compiled module's weights converted between calls (compile_weight_dtypes)
     if "rank mismatch" in (guard or "") or "dtype mismatch" in (guard or ""):
         return ("HPU015",)  # an input's rank or dtype: never made dynamic (compile_forms)
     if kind == "grad":

@@ -15,7 +15,9 @@ own (a recompile per new one, below the limit or not):
   dynamic after one recompile (2 graphs), but one that ``F.smooth_l1_loss(beta=)``,
   ``F.huber_loss(delta=)``, ``F.dropout(p=)``... take as a number is not: 4 values, 4 graphs (also
   through a function of the file that gives it to one). The partial rebuilt with the same value
-  every step: 1 graph.
+  every step: 1 graph;
+- **functions, modules of different classes, dtypes** (an activation ablation passing ``F.relu``,
+  ``F.gelu``, ``F.silu`` in turn): compile_cycled_callables.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, names_in
 from hpulint.rules.compile_containers import key_sets
+from hpulint.rules.compile_cycled_callables import callables_or_dtypes
 from hpulint.rules.compile_specialized import FLOAT_ARGS, FUNCTIONAL, _modulo, specialized_uses, values_text
 from hpulint.rules.compiled_region import MANY, counter_values
 
@@ -130,6 +133,9 @@ def few(rule, it, how: str, arg: str):
     values = {code(el.value) for el in it.elements}
     if len(values) < MANY:
         return None
+    hit = callables_or_dtypes(rule, it, how, arg)  # functions, modules, dtypes (compile_cycled_callables)
+    if hit is not None:
+        return hit
     if all(type(el.value) is cst.SimpleString for el in it.elements):
         return arg, "is each of a few strings", how, "a string's value", len(values)
     if all(type(el.value) is cst.Attribute and type(el.value.value) is cst.Name

@@ -6,8 +6,8 @@ torch 2.13 (CPU, ``eager`` backend): ``torch.set_num_threads(n)`` for ``n`` in 1
 the calls of one compiled model, directly or in a helper the loop calls, is 3 graphs and 2
 recompiles (``range(1, 5)``: 4 graphs); 1, 2, 1, 2: 2 graphs (the second value's graph is kept);
 the same value every pass, or set once before the loop, one graph. ``torch.set_default_dtype``
-over three dtypes: 3 graphs. (``use_deterministic_algorithms`` and the ``allow_tf32`` flags take
-two values: one recompile at most, not reported.)
+over three dtypes: 3 graphs. (``use_deterministic_algorithms`` with ``warn_only`` and the
+reduced-precision flags can make 3 or more combinations: compile_global_flags.)
 """
 from __future__ import annotations
 

@@ -18,7 +18,13 @@ is a graph break at its line, with the reason Dynamo logs quoted in the message.
   with ``layout=torch.jagged`` both are traced;
 - ``with torch.backends.cudnn.flags(...)``/``torch.backends.mkldnn.flags(...)`` ("Unsupported
   context manager": Dynamo cannot resume inside the block, so the function that holds the ``with``
-  runs eagerly); the same ``with`` around the compiled call is fine.
+  runs eagerly); the same ``with`` around the compiled call is fine;
+- ``Tensor.apply_(fn)``/``map_(other, fn)``/``map2_`` (a Python callable run on each element: "Attempted
+  to call function marked as skipped"), with a lambda, a dict's ``get``/``__getitem__`` or any function;
+  indexing a lookup tensor (``table[ids]``) is traced;
+- ``open(...)`` (the builtin: "Attempted to call function marked as skipped"; a file object made after a
+  break is not traced either, so each later ``fh.write``/``fh.close`` line breaks again), to read or to
+  append; the same ``open`` around the compiled call is fine.
 """
 from __future__ import annotations
 
@@ -53,10 +59,25 @@ FLAGS_WHY = ("Dynamo does not support `{name}()` as a context manager (\"Unsuppo
              "cannot resume inside the block, so the function that holds the `with` runs eagerly")
 FIX_FLAGS = ("Set the backend flags in the eager code around the compiled call (`with {name}(...): out = "
              "compiled(x)`), or drop them where the backend is not used (CPU, HPU, XLA)")
+ELEMENTWISE = frozenset({"apply_", "map_", "map2_"})
+ELEMENTWISE_WHY = ("`{name}` calls a Python function on each element, which Dynamo does not trace "
+                   "(\"Attempted to call function marked as skipped\")")
+FIX_ELEMENTWISE = ("Do it with tensor ops: index a lookup tensor built once outside (`table[ids]`, "
+                   "`torch.bucketize`/`searchsorted` for sorted keys), or `torch.where` for a condition")
+OPEN_WHY = ("Dynamo does not trace the builtin `open()` (\"Attempted to call function marked as skipped\"), and "
+            "the file object it returns is not traced either")
+FIX_OPEN = ("Return what is to be written (or read it before the call and pass it in), and do the file I/O in "
+            "the eager code around the compiled function")
 
 
 def library_call(an, node: cst.Call) -> Optional[tuple]:
     """(what is said, why, fix, check) for a call in the list above, or None."""
+    func = node.func
+    if type(func) is cst.Attribute and func.attr.value in ELEMENTWISE and node.args:
+        name = f"Tensor.{func.attr.value}"
+        return f"`.{func.attr.value}(...)`", ELEMENTWISE_WHY.format(name=name), FIX_ELEMENTWISE, lambda: True
+    if type(func) is cst.Name and func.value == "open" and "open" not in an.bound_names():
+        return "`open(...)`", OPEN_WHY, FIX_OPEN, lambda: True
     qn = an.qualname(node.func) or ""
     if qn in BISECT or qn in HEAPQ:
         why = SKIPPED_WHY.format(name=qn, kind="a C builtin")

@@ -89,3 +89,23 @@ def _bind(fn: cst.FunctionDef, call: cst.Call) -> dict:
 def first_call_of(loop: cst.For, names: set) -> Optional[cst.Call]:
     """The first call in the loop's body of one of ``names`` (the code of its callee)."""
     return next((c for c in body_calls(loop.body) if code(c.func) in names), None)
+
+
+def compiled_site(module: cst.Module, loop: cst.For, names: set) -> Optional[tuple]:
+    """(call, helper) for the first call in the loop's body of one of ``names`` (helper None), or
+    else for the first call of one in a module-level function the loop calls (by its name, or
+    through a parameter the loop's call gives one of them to; helper: that function's name)."""
+    site = first_call_of(loop, names)
+    if site is not None:
+        return site, None
+    defs = {st.name.value: st for st in module.body if type(st) is cst.FunctionDef}
+    for call in body_calls(loop.body):
+        fn = defs.get(call.func.value) if type(call.func) is cst.Name else None
+        if fn is None:
+            continue
+        bind = _bind(fn, call)
+        passed = {p for p, arg in bind.items() if code(arg) in names}
+        inner = next((c for c in body_calls(fn.body) if code(c.func) in names or code(c.func) in passed), None)
+        if inner is not None:
+            return inner, fn.name.value
+    return None

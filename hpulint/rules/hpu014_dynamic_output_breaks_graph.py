@@ -7,7 +7,11 @@ Sources: PyTorch docs, "Dynamic Shapes" (data-dependent output sizes need
 "torch.compile Troubleshooting". Measured on torch 2.13 (docs/compile-target.md): ``nonzero``,
 ``x[mask]``, ``masked_select``, one-argument ``where``, ``unique``, ``bincount`` (with or without
 ``minlength``), ``F.one_hot`` without ``num_classes`` and ``repeat_interleave`` with tensor repeats break the graph (and the graph after them recompiles once when the size first
-changes); ``torch.equal`` breaks it too, whether or not an ``if`` reads the result.
+changes); ``torch.equal`` breaks it too, whether or not an ``if`` reads the result. The NumPy ones
+too: Dynamo runs NumPy code on tensors through ``torch._numpy``, so ``np.unique`` (also with
+``return_counts=True``), ``np.nonzero``, ``np.argwhere``, ``np.flatnonzero``, ``np.bincount`` and a
+one-argument ``np.where`` break the graph there, whether given ``labels.numpy()``, a tensor or a
+constant array (``np.sort`` is traced).
 """
 from __future__ import annotations
 
@@ -41,12 +45,18 @@ DYNAMIC = {
     "unique_consecutive": "torch.unique_consecutive",
     "bincount": "torch.bincount",  # its length is max(minlength, largest value + 1)
 }
+NUMPY = frozenset({"numpy.unique", "numpy.nonzero", "numpy.argwhere", "numpy.flatnonzero", "numpy.bincount",
+                   "numpy.unique_counts", "numpy.unique_values", "numpy.unique_inverse", "numpy.unique_all"})
+NUMPY_FIX = ("Do it with tensor ops of a fixed shape (class counts: `torch.bincount(labels, minlength=C)` is "
+             "also a break, `F.one_hot(labels, C).sum(0)` is not), or run it in the eager code and pass the result in")
 
 
 class DynamicOutputBreaksGraph(Rule):
     code = "HPU014"
     name = "dynamic-output-breaks-graph"
-    summary = "nonzero / mask indexing / unique / bincount / one_hot without num_classes / torch.equal / a tensor factory sized from a tensor's value / F.ctc_loss inside a torch.compile'd function (graph break)"
+    summary = ("nonzero / mask indexing / unique / bincount / one_hot without num_classes / torch.equal / a tensor "
+               "factory sized from a tensor's value / F.ctc_loss / np.unique, np.nonzero... inside a torch.compile'd "
+               "function (graph break)")
     triggers = ("[", "nonzero", "where", "masked_select", "unique", "repeat_interleave", "argwhere", "equal", "bincount",
                 "one_hot", "ctc_loss", "arange", "zeros", "ones", "empty", "full", "rand")
 
@@ -107,6 +117,9 @@ class DynamicOutputBreaksGraph(Rule):
             self._report(node, "`one_hot` without `num_classes`", ONE_HOT, ONE_HOT_FIX, lambda: is_tensor(an, first))
             return
         if self.capture:
+            return
+        if qn in NUMPY or (qn == "numpy.where" and len(node.args) == 1 and node.args[0].keyword is None):
+            self._report(node, f"`np.{qn.split('.', 1)[1]}(...)`", SHAPE, NUMPY_FIX, lambda: True)
             return
         if _is_where1(an, node):
             if id(node) not in self.covered:

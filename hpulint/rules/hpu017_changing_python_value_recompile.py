@@ -15,10 +15,13 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_call_states import call_states
+from hpulint.rules.compile_function_modes import stateful_modes
+from hpulint.rules.compile_global_flags import global_flag_changes
 from hpulint.rules.compile_global_state import global_state_changes
 from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
+from hpulint.rules.compile_cycled_callables import FIX_DTYPE, FIX_FUNCTION
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
@@ -89,7 +92,9 @@ class ChangingValueRecompile(LoopCalls):
                "states, all three grad modes or combinations of bool flags across the calls of one compiled callable; nested tuples of 3 or "
                "more structures, a functools.partial whose float keyword the loop changes, or a lambda made in a "
                "module-level loop that reads a global the loop changes; torch.set_num_threads or set_default_dtype set to 3 "
-               "or more values around the calls (recompile per value)")
+               "or more values around the calls; an argument cycled over 3 or more functions, module classes or dtypes; "
+               "use_deterministic_algorithms or reduced-precision flags in 3 or more combinations; a TorchFunctionMode "
+               "that counts into itself entered around the calls (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -221,8 +226,11 @@ class ChangingValueRecompile(LoopCalls):
         self._object_histories()
         for site, message in call_states(self.module, self.an, self.sites, self._def):
             self.report(site, message)  # autocast states, flag combinations (compile_call_states)
-        for site, message in global_state_changes(self.an, self.module, set(self.compiled), self.limit):
-            self.report(site, message)  # torch.set_num_threads(n) per pass (compile_global_state)
+        for site, message in global_state_changes(self.an, self.module, set(self.compiled), self.limit) + \
+                global_flag_changes(self.an, self.module, set(self.compiled), self.literals, self.limit):
+            self.report(site, message)  # set_num_threads(n), determinism flags per pass (compile_global_state/flags)
+        for stmt, message in stateful_modes(self.module, set(self.compiled)):
+            self.report(stmt, message)  # a TorchFunctionMode counting into itself (compile_function_modes)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
@@ -276,8 +284,10 @@ class ChangingValueRecompile(LoopCalls):
                 if counted is not None:
                     reported.add(callee)
                     arg, kind, how, guard, n = counted
-                    unit = "type" if "type" in guard else "key set" if "keys" in guard else "value"
-                    fix = FIX_TYPE if unit == "type" else FIX_KEYS if unit == "key set" else FIX_VALUE
+                    unit = next((u for u in ("function", "dtype", "module type", "type") if u.split()[0] in guard),
+                                None) or ("key set" if "keys" in guard else "value")
+                    fix = {"type": FIX_TYPE, "key set": FIX_KEYS, "dtype": FIX_DTYPE}.get(
+                        unit, FIX_FUNCTION if unit in ("function", "module type") else FIX_VALUE)
                     self.report(call, COUNTED.format(arg=arg, kind=kind, how=how, name=callee, guard=guard, unit=unit,
                                                      values=recompiles_text(n, self.limit, unit + "s"), fix=fix))
                 continue
