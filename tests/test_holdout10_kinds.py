@@ -456,3 +456,25 @@ def test_a_check_frequency_method_is_a_logging_interval():
     """
     assert found(src.replace("{CHECK}", "check_frequency"), ("HPU005",)) == []
     assert found(src.replace("{CHECK}", "check_shapes"), ("HPU005",)) == [("HPU005", 11)]
+
+
+def test_a_key_of_a_dict_copied_afresh_each_pass_does_not_grow():
+    # assisted decoding: `candidate_kwargs = copy.copy(model_kwargs)` every pass, then its
+    # cache_position extended by this pass's candidates (hand-read rounds 2, 5, 7 and 14)
+    src = """
+    import copy
+    import torch
+
+
+    def assisted(model, ids, model_kwargs, steps):
+        for step in range(steps):
+            {COPY}
+            kw["cache_position"] = torch.cat((kw["cache_position"], torch.arange(4, device=ids.device)))
+            ids = model(ids, **kw).argmax(-1)
+        return ids
+    """
+    assert found(src.replace("{COPY}", "kw = copy.copy(model_kwargs)"), ("HPU003",)) == []
+    # the same dict kept across passes grows every step
+    grown = src.replace("{COPY}", "pass").replace("    for step in range(steps):",
+                                                  "    kw = model_kwargs\n        for step in range(steps):")
+    assert found(grown, ("HPU003",)) == [("HPU003", 10)]

@@ -139,8 +139,12 @@ class GrowingCatAccumulator(Rule):
         loop = an.loop  # a local name, or module-level state: grows once per pass of a loop
         if loop is None:
             return
-        if type(target) is cst.Name and an.defined_in_pass(target.value, loop):
-            return  # rebuilt earlier in the same pass: `inp = scale(x); inp = cat([inp, extra])`
+        root = target.value if type(target) is cst.Subscript and type(target.value) is cst.Name else target
+        if type(root) is cst.Name and an.defined_in_pass(root.value, loop):
+            # rebuilt earlier in the same pass: `inp = scale(x); inp = cat([inp, extra])`, and a
+            # key of a dict copied afresh each pass (`kw = copy.copy(model_kwargs)`, then
+            # `kw["cache_position"] = cat((kw["cache_position"], new))`)
+            return
         is_while = type(loop.node) is cst.While
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
 
