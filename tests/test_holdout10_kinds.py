@@ -478,3 +478,27 @@ def test_a_key_of_a_dict_copied_afresh_each_pass_does_not_grow():
     grown = src.replace("{COPY}", "pass").replace("    for step in range(steps):",
                                                   "    kw = model_kwargs\n        for step in range(steps):")
     assert found(grown, ("HPU003",)) == [("HPU003", 10)]
+
+
+def test_a_marker_under_a_bool_that_rules_it_out_never_runs_and_the_message_says_why():
+    src = """
+    import torch
+    import habana_frameworks.torch.core as htcore
+
+
+    def train(model, batches, opt):
+        lazy = False
+        for x, y in batches:
+            loss = model(x, y)
+            loss.backward()
+            if {TEST}:
+                htcore.mark_step()
+            opt.step()
+            if {TEST}:
+                htcore.mark_step()
+    """
+    for test in ("lazy", "lazy is True"):
+        out = findings(src.replace("{TEST}", test), ("HPU004",))
+        assert [(f.code, f.line) for f in out] == [("HPU004", 8)]
+        assert f"`if {test}:`, which never holds: a bool the function bound before rules it out" in out[0].message
+    assert found(src.replace("{TEST}", "not lazy"), ("HPU004",)) == []

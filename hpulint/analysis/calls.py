@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.dead import why_never
 from hpulint.analysis.guards import NEVER
 from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
@@ -26,7 +27,7 @@ def record_call(an, node: cst.Call) -> None:
     if an.is_marker_call(node):
         dead = next((b.node for b in an.if_branches if b.device == NEVER and b.in_body), None)
         if dead is not None:  # `if args.device == "hpu": htcore.mark_step()` after `args.device = torch.device("hpu")`
-            facts.dead_markers.append((node, dead))
+            facts.dead_markers.append((node, dead, why_never(dead.test, fn.device_objects)))
             return
         facts.markers.append(node)
         an.call_statement[id(node)] = an.statement

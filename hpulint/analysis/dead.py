@@ -64,6 +64,23 @@ def equals_literal(test: cst.BaseExpression, key: str) -> Optional[str]:
 def device_object_test(test: cst.BaseExpression, objects: dict) -> Optional[bool]:
     """True when ``test`` compares a name bound to a torch.device with a string it can no longer
     equal by `==` (the test never holds), False for `!=` (it always holds), else None."""
+    hit = _device_comparison(test, objects)
+    return None if hit is None else hit[2]
+
+
+def why_never(test: cst.BaseExpression, objects: dict) -> str:
+    """Why a test the walk marked as never holding never does, for a message."""
+    hit = _device_comparison(test, objects)
+    if hit is None:
+        return "a bool the function bound before rules it out"
+    name, lit = (cst.Module([]).code_for_node(n) for n in hit[:2])
+    return (f"`{name}` was made a torch.device, and a torch.device never equals a string. "
+            f"Test `{name}.type == {lit}` instead")
+
+
+def _device_comparison(test: cst.BaseExpression, objects: dict) -> Optional[tuple]:
+    """(name, literal, is `==`) when ``test`` compares a name bound to a torch.device with a
+    string it can no longer equal."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     op = type(test.comparisons[0].operator)
@@ -74,7 +91,7 @@ def device_object_test(test: cst.BaseExpression, objects: dict) -> Optional[bool
         s = string_value(lit)
         key = dotted_key(name) if s is not None else None
         if key is not None and key in objects and objects[key] in ("*", s):
-            return op is cst.Equal
+            return name, lit, op is cst.Equal
     return None
 
 

@@ -45,7 +45,7 @@ class Facts:
         self.backward: list = []  # Call nodes of x.backward(), accelerator.backward(loss)
         self.opt_step: list = []  # Call nodes of optimizer.step() / xm.optimizer_step(...)
         self.markers: list = []  # Call nodes (or With items) that mark a step
-        self.dead_markers: list = []  # (marker Call, its If) under a test that never holds
+        self.dead_markers: list = []  # (marker Call, its If, why) under a test that never holds
         self.model_calls: list = []  # Call nodes whose callee may be a model (decided when linked)
         self.calls: list = []  # CallSites made directly in this body
         self.carried = False  # assigns a tensor name it also read before (x = f(x))

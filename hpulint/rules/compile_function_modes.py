@@ -43,23 +43,27 @@ def stateful_modes(module: cst.Module, compiled: set) -> list:
     name (``compiled``) that runs more than once (the `with` in a loop, or a loop in the `with`)."""
     if module is None or not compiled:
         return []
+    nodes = {cst.ClassDef: [], cst.Assign: [], cst.With: [], cst.For: [], cst.While: []}
+    for node in descendants(module):  # one walk of the file for everything below
+        bucket = nodes.get(type(node))
+        if bucket is not None:
+            bucket.append(node)
     modes = {}
-    for node in descendants(module):
-        if type(node) is cst.ClassDef and any(code(b.value).endswith("TorchFunctionMode") for b in node.bases):
+    for node in nodes[cst.ClassDef]:
+        if any(code(b.value).endswith("TorchFunctionMode") for b in node.bases):
             hit = _mutation(node)
             if hit is not None:
                 modes[node.name.value] = hit
     if not modes:
         return []
     instances = {}  # name -> class: `audit = OpCounter()`
-    for node in descendants(module):
-        if type(node) is cst.Assign and type(node.value) is cst.Call and type(node.value.func) is cst.Name \
-                and node.value.func.value in modes:
+    for node in nodes[cst.Assign]:
+        if type(node.value) is cst.Call and type(node.value.func) is cst.Name and node.value.func.value in modes:
             for t in node.targets:
                 if type(t.target) is cst.Name:
                     instances[t.target.value] = node.value.func.value
     out, done = [], set()
-    for w in _repeated_withs(module, compiled):
+    for w in _repeated_withs(nodes, compiled):
         for item in w.items:
             e = item.item
             cls = instances.get(e.value) if type(e) is cst.Name else \
@@ -74,18 +78,16 @@ def stateful_modes(module: cst.Module, compiled: set) -> list:
     return out
 
 
-def _repeated_withs(module: cst.Module, compiled: set) -> list:
+def _repeated_withs(nodes: dict, compiled: set) -> list:
     """`with` statements whose body calls a compiled name and that run, or whose call runs, more than
-    once: inside a loop, or holding a loop around the call."""
+    once: inside a loop, or holding a loop around the call (``nodes``: the file's nodes by type)."""
     out = []
-    for node in descendants(module):
-        if type(node) not in (cst.For, cst.While):
-            continue
+    for node in nodes[cst.For] + nodes[cst.While]:
         for w in descendants(node.body):
             if type(w) is cst.With and any(code(c.func) in compiled for c in body_calls(w.body)):
                 out.append(w)
-    for w in descendants(module):
-        if type(w) is cst.With and any(type(n) in (cst.For, cst.While) and any(code(c.func) in compiled
+    for w in nodes[cst.With]:
+        if any(type(n) in (cst.For, cst.While) and any(code(c.func) in compiled
                                                                               for c in body_calls(n.body))
                                        for n in descendants(w.body)):
             out.append(w)

@@ -72,7 +72,7 @@ def global_flag_changes(an, module: cst.Module, compiled: set, literals: dict, l
         if not used:
             continue
         n = _combinations(it, [parts[u] for u in sorted(used)])
-        found = compiled_site(module, loop, compiled)
+        found = compiled_site(loop, reached, compiled)
         if n is None or n < MANY or found is None:
             continue
         site, helper = found  # at the call of the compiled callable, where Dynamo's guard fails

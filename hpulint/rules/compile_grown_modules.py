@@ -37,9 +37,10 @@ def grown_modules(an, module: cst.Module, compiled_of: dict) -> list:
     instance, or `<instance>.<container>.append(...)` in the loop (or in a function it calls)."""
     if module is None or not compiled_of:
         return []
-    containers, growers = _class_facts(module)
-    module_classes = {n.name.value for n in descendants(module) if type(n) is cst.ClassDef
-                      and any(code(b.value).endswith(("Module", "ModuleList", "Sequential")) for b in n.bases)}
+    classes = [n for n in descendants(module) if type(n) is cst.ClassDef]
+    containers, growers = _class_facts(classes)
+    module_classes = {n.name.value for n in classes
+                      if any(code(b.value).endswith(("Module", "ModuleList", "Sequential")) for b in n.bases)}
     out, done = [], set()
     for loop in for_loops(an):
         n = distinct_values(loop.iter)
@@ -74,11 +75,10 @@ def grown_modules(an, module: cst.Module, compiled_of: dict) -> list:
     return out
 
 
-def _class_facts(module: cst.Module) -> tuple:
+def _class_facts(classes: list) -> tuple:
     """(attributes some `__init__` sets to an nn.ModuleList/Sequential/ModuleDict, method name ->
-    the container attribute it grows)."""
+    the container attribute it grows), over the file's classes."""
     containers, growers = set(), {}
-    classes = [n for n in descendants(module) if type(n) is cst.ClassDef]
     for cls in classes:
         for n in descendants(cls):
             if type(n) is cst.Assign and type(n.value) is cst.Call and len(n.targets) == 1 \

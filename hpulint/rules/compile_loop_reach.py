@@ -91,21 +91,18 @@ def first_call_of(loop: cst.For, names: set) -> Optional[cst.Call]:
     return next((c for c in body_calls(loop.body) if code(c.func) in names), None)
 
 
-def compiled_site(module: cst.Module, loop: cst.For, names: set) -> Optional[tuple]:
+def compiled_site(loop: cst.For, reached: list, names: set) -> Optional[tuple]:
     """(call, helper) for the first call in the loop's body of one of ``names`` (helper None), or
     else for the first call of one in a module-level function the loop calls (by its name, or
-    through a parameter the loop's call gives one of them to; helper: that function's name)."""
+    through a parameter the loop's call gives one of them to; helper: that function's name).
+    ``reached``: ``reached_calls(module, loop)``."""
     site = first_call_of(loop, names)
     if site is not None:
         return site, None
-    defs = {st.name.value: st for st in module.body if type(st) is cst.FunctionDef}
-    for call in body_calls(loop.body):
-        fn = defs.get(call.func.value) if type(call.func) is cst.Name else None
-        if fn is None:
+    for call, bind, scope in reached:
+        if scope is loop:
             continue
-        bind = _bind(fn, call)
         passed = {p for p, arg in bind.items() if code(arg) in names}
-        inner = next((c for c in body_calls(fn.body) if code(c.func) in names or code(c.func) in passed), None)
-        if inner is not None:
-            return inner, fn.name.value
+        if code(call.func) in names or code(call.func) in passed:
+            return call, scope.name.value
     return None

@@ -24,11 +24,7 @@ ADVICE = {
     "xla": "Call xm.mark_step() (or torch_xla.sync()) after optimizer.step(), or iterate an MpDeviceLoader",
 }
 _EMPTY = cst.Module([])
-DEAD = (
-    " (its step markers are under `if {test}:`, which never holds: `{name}` was "
-    "made a torch.device, and a torch.device never equals a string. Test `{name}.type == {lit}` "
-    "instead)"
-)
+DEAD = " (its step markers are under `if {test}:`, which never holds: {why})"
 AFTER_BACKWARD = (
     "no step marker between backward() and the optimizer step: Gaudi lazy mode expects "
     "htcore.mark_step() after loss.backward() so the backward graph is compiled and cached on "
@@ -101,13 +97,10 @@ class MissingMarkStep(Rule):
             message += self._dead_note(dead)
         self.report(loop.node, message, fix=fix)
 
-    def _dead_note(self, dead: list) -> str:
-        test = dead[0][1].test
-        comp = test.comparisons[0]
-        name, lit = (test.left, comp.comparator) if not isinstance(test.left, cst.SimpleString) \
-            else (comp.comparator, test.left)
-        text = _EMPTY.code_for_node
-        return DEAD.format(test=text(test), name=text(name), lit=text(lit))
+    @staticmethod
+    def _dead_note(dead: list) -> str:
+        _, branch, why = dead[0]
+        return DEAD.format(test=_EMPTY.code_for_node(branch.test), why=why)
 
     def _backward_then_step(self, loop, backward, steps):
         """(last backward() before the first step(), that step()), both in the loop's own body."""
