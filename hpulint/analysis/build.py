@@ -188,6 +188,15 @@ def _is_cpu(an, node) -> bool:
         return s == "cpu" or s.startswith("cpu:")
     if type(node) is cst.Call and an.qualname(node.func) == "torch.device" and node.args:
         return _is_cpu(an, node.args[0].value)
+    if type(node) is cst.Name:
+        # a name bound to the host device in this function or, unless bound here, an enclosing one
+        scope = getattr(an, "function", None)
+        while scope is not None:
+            if node.value in scope.cpu_names:
+                return True
+            if node.value in scope.bindings:
+                return False
+            scope = scope.parent
     return False
 
 

@@ -91,6 +91,7 @@ class Scope:
         self.device_objects: dict = {}
         # `indices = np.where(pos != 0)`: names bound to an index NumPy builds from data
         self.host_index_names: set = set()
+        self.cpu_names: set = set()  # names bound to the host device here (`cpu = torch.device("cpu")`)
         self.dict_names: set = set()  # names bound to a dict literal here (`tokens = {"ids": []}`)
         self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)

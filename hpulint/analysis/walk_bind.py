@@ -6,6 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis import dead, guards
+from hpulint.analysis.build import _is_cpu
 from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import (DEFERRED_CALLBACKS, HOST_INDEX_FUNCTIONS, MARKING_LOADERS, MASK_FUNCTIONS,
@@ -52,9 +53,20 @@ class Bindings:
                 self.function.attr_resets.add((t.target.value.value, t.target.attr.value))
             self._note_device_object(t.target, node.value)
             self._note_host_index(t.target, node.value)
+            self._note_cpu_name(t.target, node.value)
             if type(t.target) is cst.Name:
                 (self.function.dict_names.add if type(node.value) is cst.Dict
                  else self.function.dict_names.discard)(t.target.value)
+
+    def _note_cpu_name(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`cpu = torch.device("cpu")`, `device = "cpu"` at a scope's top level: a later `.to(cpu)`
+        copies to the host."""
+        if type(target) is not cst.Name:
+            return
+        fn = self.function
+        block = self.blocks[-1] if self.blocks else None
+        top = block is None or (block.kind == "body" and block.scope is fn)
+        (fn.cpu_names.add if top and _is_cpu(self, value) else fn.cpu_names.discard)(target.value)
 
     def _note_host_index(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`indices = np.where(pos != 0)`, `rows, cols = np.nonzero(m)`: names that hold an index

@@ -21,6 +21,7 @@ MESSAGE = (
     "or accumulate on the device and read after the loop"
 )
 CONVERSIONS = frozenset({"float", "int", "bool"})
+MESH_REDUCE = "torch_xla.core.xla_model.mesh_reduce"
 
 
 class HostSyncEveryStep(Rule):
@@ -28,7 +29,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -107,6 +108,10 @@ class HostSyncEveryStep(Rule):
             device = keyword(node, "device")
             if device is not None and method_hint_cpu(an, device):
                 self._report(node, f"`{qn}(..., device=\"cpu\")` of a device tensor", an.value(node.args[0].value))
+            return
+        if qn == MESH_REDUCE and len(node.args) >= 2:
+            # PyTorch/XLA's mesh_reduce copies the tensors to the host, then reduces them there
+            self._report(node, "`xm.mesh_reduce()` of a device tensor", an.value(node.args[1].value))
             return
         if qn in ("numpy.array", "numpy.asarray") and node.args:
             self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
