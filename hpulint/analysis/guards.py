@@ -81,6 +81,9 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
             # (`self.global_step == 0` in a Lightning hook, `batch_idx == 0`)
             return any(type(a) in (cst.Name, cst.Attribute) and _STEP_NAME.match(last_name(a))
                        and last_name(a) not in names_in(b) for a, b in (sides, sides[::-1]))
+        if type(op) is cst.In:
+            # `it in metric_lg.log_iters`, `step in save_steps`: the steps a logger picked
+            return bool(_LOG_STEPS.search(last_name(sides[1]) or ""))
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)
             limit = last_name(sides[1]) or ""
@@ -92,7 +95,10 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
     if type(test) is cst.BooleanOperation:
         left = is_interval_test(test.left, counters, flags)
         right = is_interval_test(test.right, counters, flags)
-        return (left or right) if type(test.operator) is cst.And else (left and right)
+        if type(test.operator) is cst.And:
+            return left or right
+        # `g_it == 0 or (g_it + 1) % 500 == 0`: one value of a number besides an interval
+        return (left or _pins_literal(test.left)) and (right or _pins_literal(test.right)) and (left or right)
     if type(test) is cst.Name and test.value in flags:
         return True
     if type(test) in (cst.Name, cst.Attribute):
@@ -102,6 +108,19 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
     return False
+
+
+_LOG_STEPS = re.compile(r"^(?:log|print|eval|save|report|checkpoint|display|sample|vis)_?"
+                        r"(?:iters?|iterations|steps?|epochs?|points|at)$", re.I)
+
+
+def _pins_literal(test: cst.BaseExpression) -> bool:
+    """`g_it == 0`: a name (or attribute) equal to one integer."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 \
+            or type(test.comparisons[0].operator) is not cst.Equal:
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    return any(type(a) in (cst.Name, cst.Attribute) and type(b) is cst.Integer for a, b in (sides, sides[::-1]))
 
 
 _EXITS = frozenset({"exit", "quit", "sys.exit", "os._exit"})
@@ -430,12 +449,13 @@ def skips_the_pass(node: cst.If) -> bool:
 
 
 def returns_early(node: cst.If) -> bool:
-    """`if ...: return` (the body's last statement leaves the function)."""
+    """`if ...: return`, `if ...: raise ...` (the body's last statement leaves the function)."""
     body = node.body.body
     if not body:
         return False
     last = body[-1]
-    return type(last) is cst.SimpleStatementLine and len(last.body) == 1 and type(last.body[0]) is cst.Return
+    return type(last) is cst.SimpleStatementLine and len(last.body) == 1 \
+        and type(last.body[0]) in (cst.Return, cst.Raise)
 
 
 _NEGATED_OPS = {cst.NotEqual: cst.Equal, cst.Equal: cst.NotEqual}
