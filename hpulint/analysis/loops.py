@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from hpulint.analysis.names import MARKING_LOADERS
-from hpulint.analysis.syntax import code, last_name, names_in, target_names
+from hpulint.analysis.syntax import child_nodes, code, last_name, names_in, target_names
 from hpulint.analysis.values import Elem, Self, Sym, V_MLOADER, V_SCALAR, V_UNKNOWN
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
@@ -381,3 +381,54 @@ def _bind_elements(an, targets: list, val) -> None:
         elif type(t) in (cst.Tuple, cst.List):
             for k, el in enumerate(t.elements):
                 _bind_elements(an, [el.value], Elem(val, k))
+
+
+def reset_later(loop_node: cst.CSTNode, stmt: cst.CSTNode, name: str) -> bool:
+    """Whether the pass of ``loop_node`` that runs ``stmt`` binds ``name`` afresh at its top level
+    after it, from values that do not come from the ``name`` ``stmt`` made
+    (`tokens = cat([tokens, tokens])` for guidance, then `tokens = cur_tokens.clone()`): what
+    the next pass reads is not what ``stmt`` grew. Names bound later from ``name`` carry it on
+    (`x = f(tokens)`, then `tokens = x`)."""
+    body = getattr(getattr(loop_node, "body", None), "body", ())
+    lines = list(body)
+    at = next((k for k, line in enumerate(lines) if _holds(line, stmt)), None)
+    if at is None:
+        return False
+    carried = {name}
+    for line in lines[at + 1:]:
+        if type(line) is not cst.SimpleStatementLine:
+            for sub in _assigns_in(line):  # bound under a branch or a nested loop: may carry it
+                if carried & set(names_in(sub.value)):
+                    carried.update(n for t in sub.targets for n in target_names(t.target))
+            continue
+        for st in line.body:
+            if type(st) is not cst.Assign or len(st.targets) != 1 or type(st.targets[0].target) is not cst.Name:
+                continue
+            target = st.targets[0].target.value
+            if carried & set(names_in(st.value)):
+                carried.add(target)
+            elif target == name:
+                return True
+            else:
+                carried.discard(target)
+    return False
+
+
+def _holds(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is inner:
+            return True
+        stack.extend(child_nodes(n))
+    return False
+
+
+def _assigns_in(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Assign:
+            yield n
+        elif type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(child_nodes(n))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.loops import reset_later
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
@@ -145,6 +146,8 @@ class GrowingCatAccumulator(Rule):
             # key of a dict copied afresh each pass (`kw = copy.copy(model_kwargs)`, then
             # `kw["cache_position"] = cat((kw["cache_position"], new))`)
             return
+        if type(root) is cst.Name and reset_later(loop.node, node, root.value):
+            return  # bound afresh later in the pass: the next pass does not read the grown value
         is_while = type(loop.node) is cst.While
         fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
 
