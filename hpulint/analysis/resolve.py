@@ -119,7 +119,14 @@ class Resolver:
                 return R(OTHER, CHOICE, parts)
             return r(OTHER)
         if t == "named":
-            got = self(v.base)
+            base = v.base
+            if base.tag == "meth" and base.name in ("to", "cuda") and base.hint != "cpu":
+                # `net = pickle.load(f)["ema"].to(device)`: an object the analysis cannot place,
+                # moved to the device; its name says what it is (a module), else a tensor
+                named = by_name(v.name)
+                if named.kind == MODEL and self(base.base).kind == UNKNOWN:
+                    return named
+            got = self(base)
             return got if got.kind != UNKNOWN else by_name(v.name)
         if t == "used":
             got = self(v.base)

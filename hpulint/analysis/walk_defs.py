@@ -109,6 +109,9 @@ class Definitions:
             if shaped is not None:  # `face_mask: Bool['b nf']`, `x: Float[Tensor, "b n d"]`
                 scope.evidence[pname] = shaped
                 continue
+            if ann is not None and self._annotation_value(ann) is V_MODEL:
+                scope.evidence[pname] = "model"  # `module: nn.Module`, `model: PreTrainedModel`
+                continue
             scope.pcounters[pname] = pname
             if ann is not None:  # `n: int`, `args: ModelArgs`: what it is, not what its uses suggest
                 scope.evidence[pname] = self._annotated_kind(ann)
