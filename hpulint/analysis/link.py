@@ -216,8 +216,15 @@ class Linked(TargetsAndRegions, TrainingFacts):
             return f"iterates {self.called(gen)}, which runs a step for each item it yields"
         if marks:
             return marks[0]
+        inner = self._inner_loops(fid, index) - {index}
+        # the micro-batches of this pass (`for micro_batch in micro_batches: loss.backward()`): their
+        # backward and optimizer steps are this pass's step
+        parts = {j for j in inner if f["loops"][j]["parts"] and f["loops"][j]["parent"] == index}
+        got = next((f["loops"][j]["marks"][0] for j in sorted(parts) if f["loops"][j]["marks"]), None)
+        if got is not None:
+            return got
         if (it is None or it.kind != LOADER) and \
-                any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) if j != index):
+                any(f["loops"][j]["marks"] for j in inner - parts):
             # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
             # a step before saving does not make the epoch one step (a loop over a data loader
             # is one batch a pass, whatever trains inside: PPO's optimisation epochs per batch)
@@ -232,7 +239,15 @@ class Linked(TargetsAndRegions, TrainingFacts):
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
             if cls is not None and cls[1] in self.steps and cls[1] != fid:
                 return f"calls {self.called(cls[1])}, which runs a step"
-        if any(cls is not None and cls[1] in multi for _, cls, *_ in own):
+        held = [cls[1] for _, cls, *_ in own if cls is not None and cls[1] in multi]
+        if held:
+            if info["iter"] is None and info["carried"]:
+                # `while n < total: x, idx = sampling_step(x, idx)`: an iterative loop whose callee
+                # runs the model once a call besides loops of its own (a rejection loop, a draft
+                # model's tokens): each pass is one step
+                got = next((c for c in held if c in self.calls_model), None)
+                if got is not None:
+                    return f"calls {self.called(got)}, which calls a model"
             return None  # each pass runs whole step loops (a sampling run, an epoch)
         why = self._model_call(fid, index)
         if why is not None:
@@ -285,17 +300,26 @@ class Linked(TargetsAndRegions, TrainingFacts):
             new_loops = self._runs_of_steps(without_preparation(self, new_loops))
             multi = self._multi_step(new_loops)
             new_hot = {fid: why for fid, why in seeds.items() if fid not in multi}
-            todo = []
+            todo, body_steps = [], []
             for (fid, i), reason in new_loops.items():
                 inner = self._inner_loops(fid, i)
                 batch = reason == LOADER_PASS
+                info = p.functions[fid][1]["loops"][i]
+                iterates_steps = info["iter"] is None and info["carried"]  # `while ...: x = one_step(x)`
                 for loop, cls, args, kwargs, tainted, deferred, callee, guarded in self.sites[fid]:
                     if loop in inner and not guarded:
-                        todo.append((fid, cls, args, kwargs, deferred,
-                                     f"called from the step loop in {self.where(fid)}", batch))
+                        why = f"called from the step loop in {self.where(fid)}"
+                        if cls is not None and cls[1] in multi and loop == i and cls[1] in self.calls_model \
+                                and iterates_steps:
+                            body_steps.append((cls[1], why))  # the step the loop runs (see _loop_reason)
+                        todo.append((fid, cls, args, kwargs, deferred, why, batch))
             for fid in list(new_hot):
                 todo += [t + (False,) for t in self._from_hot(fid)]
             body: dict = {}
+            for target, why in body_steps:
+                if target not in body:
+                    body[target] = why
+                    todo += [t + (False,) for t in self._from_hot(target, new_loops)]
             holders = {fid for fid, _ in new_loops}
             for fid, why in seeds.items():
                 # a model's forward() that holds a decoding loop (captioning's greedy decode), an
@@ -354,9 +378,11 @@ class Linked(TargetsAndRegions, TrainingFacts):
     def _model_call(self, fid: str, index: int, with_counter: bool = False) -> Optional[str]:
         """Why loop ``index`` calls a model on every pass; ``with_counter``: only by a call it passes
         its counter to (`do_sample_per_step(model, ..., step)`)."""
-        for _, cls, _, _, tainted, *_ in self._own(fid, index):
+        for _, cls, _, _, tainted, _, callee, *_ in self._own(fid, index):
             if cls is None or (with_counter and f"loop:{index}" not in tainted.values()):
                 continue
+            if callee is not None and callee.tag == "elem" and callee.base.tag == "choice":
+                continue  # `metric_map[metric](...)`: one of a table of functions a pass, not one step
             if cls[0] == "model":
                 return "calls a model"
             if cls[1] in self.calls_model:
