@@ -40,7 +40,7 @@ MESSAGE = (
 
 
 ATTR_MESSAGE = (
-    "`{name}` counts calls and becomes a constant in the graph (a tensor index): every call "
+    "`{name}` counts calls and becomes a constant in the graph ({where}): every call "
     "records a different graph, so the device compiles again every step ({why}). Keep the index on "
     "the device (a device tensor index), or roll the buffer and read a fixed position"
 )
@@ -115,6 +115,7 @@ class LoopIteratorConstant(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self._uses_possible():
             self._subscript_args(node)
+            self._factory_attribute(node, self.an.qualname(node.func) or "")
         if not self._counters_possible():
             return
         self._shape_args(node)
@@ -232,20 +233,35 @@ class LoopIteratorConstant(Rule):
 
     def _attribute_counter(self, node: cst.Subscript) -> None:
         """`self.sigmas[self.step_index]` in a method run every step, where some method of the
-        class adds to the index each call (a scheduler's step counter)."""
+        class adds to the index each call (a scheduler's step counter); and slice bounds
+        (`self.mask[self.pos:self.pos + n]`, a KV cache's write pointer)."""
+        an = self.an
+        if an.function.cls is None:
+            return
+        if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
+            self._counted_attrs(node, self_attributes(node.slice[0].slice.value), "a tensor index",
+                                node.value, node)
+            return
+        for el in node.slice:
+            s = el.slice
+            if type(s) is cst.Slice:
+                attrs = [a for part in (s.lower, s.upper) if part is not None for a in self_attributes(part)]
+                if attrs:
+                    self._counted_attrs(node, attrs, "a slice bound", node.value, node)
+                    return
+
+    def _counted_attrs(self, node: cst.CSTNode, attrs: list, where: str, base_node, used) -> None:
         an = self.an
         cls = an.function.cls
-        if cls is None or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
-            return
-        attrs = [n for n in self_attributes(node.slice[0].slice.value)]
-        if not attrs:
-            return
-        base = an.value(node.value)
+        base = an.value(base_node) if base_node is not None else None
         here = an.here()
-        for attr in attrs:
+        for attr in dict.fromkeys(attrs):
             def when(attr=attr):
                 counted = an.facts.ask(("counter-attr", cls.cid, attr))
-                if not counted or not (an.is_device_tensor(base) or an.is_host(base) or self._used_with_tensors(node)):
+                if not counted:
+                    return None
+                if base is not None and not (an.is_device_tensor(base) or an.is_host(base)
+                                             or self._used_with_tensors(used)):
                     return None  # (a schedule kept on the host: its element is a new constant)
                 why = an.every_step(here)
                 if why is None:
@@ -254,7 +270,16 @@ class LoopIteratorConstant(Rule):
                     f"`self.{attr}` returns `self.{counted}`, which grows on every call"
                 return f"{via}, and {why[3:] if why.startswith('in ') else why}"
 
-            self.report(node, ATTR_MESSAGE.format(name=f"self.{attr}", why="{why}"), when=when)
+            self.report(node, ATTR_MESSAGE.format(name=f"self.{attr}", where=where, why="{why}"), when=when)
+
+    def _factory_attribute(self, node: cst.Call, qn: str) -> None:
+        """`torch.arange(self.current_pos, self.current_pos + n)`: a size from a counted attribute."""
+        if qn not in FACTORIES or self.an.function.cls is None:
+            return
+        attrs = [a for arg in node.args if arg.keyword is None or arg.keyword.value in ("start", "end", "size")
+                 for a in self_attributes(arg.value)]
+        if attrs:
+            self._counted_attrs(node, attrs, "a size", None, node)
 
     def _object_counter(self, node: cst.Subscript) -> None:
         """`memory[start:end] = k` with `start = inference_params.sequence_len_offset`, which a
