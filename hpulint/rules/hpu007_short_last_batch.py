@@ -36,11 +36,12 @@ class ShortLastBatch(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.loaders: list = []  # (Call node, bound name or None, off-by-default flag or None)
+        self.loaders: list = []  # (Call node, bound name or None, off-by-default flag or None, scope)
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
         self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
         self.bound: dict = {}  # name -> the value assigned to it (None: assigned more than once)
         self.hooks: list = []  # (Call, function, flag): loaders a Lightning train_dataloader() returns
+        self.sources: dict = {}  # (id(function), name) -> the names its value was made from
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -49,6 +50,12 @@ class ShortLastBatch(Rule):
         value = node.value
         if target:
             self.bound[target] = value if target not in self.bound else None
+            # `tk0 = tqdm(data_loader)`, `tk0 = data_loader`: what a loop over tk0 iterates
+            src = [value] if type(value) in (cst.Name, cst.Attribute) else \
+                [a.value for a in value.args] if type(value) is cst.Call else []
+            got = {d for d in map(dotted, src) if d}
+            if got:
+                self.sources.setdefault((id(self.an.function), target), set()).update(got)
         if type(value) is cst.Dict and target:
             self.dicts[target] = {el.key.value.strip("'\"") for el in value.elements
                                   if type(el) is cst.DictElement and type(el.key) is cst.SimpleString}
@@ -61,7 +68,7 @@ class ShortLastBatch(Rule):
                 self.wraps.setdefault(target, set()).update(wrapped)
 
     def _loader_names(self) -> set:
-        return {name for _, name, _ in self.loaders if name} | set(self.wraps)
+        return {name for _, name, _, _ in self.loaders if name} | set(self.wraps)
 
     def visit_Return(self, node: cst.Return) -> None:
         """`def train_dataloader(self): return DataLoader(...)`: Lightning's hook for the training
@@ -104,7 +111,7 @@ class ShortLastBatch(Rule):
         if hook is not None:
             self.hooks.append((call, hook, flag))
         else:
-            self.loaders.append((call, name, flag))
+            self.loaders.append((call, name, flag, self.an.function))
 
     def finish(self) -> None:
         an = self.an
@@ -127,23 +134,31 @@ class ShortLastBatch(Rule):
             if not (facts["backward"] or facts["opt_step"]):
                 continue  # an evaluation or inference loop: its short batch is one graph more, once
             it = loop.node.iter
-            fed.append((set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}, it, target))
-        for names, _, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
+            names = set(names_in(it)) | {d for d in map(dotted, _attrs_in(it)) if d}
+            todo = list(names)
+            while todo:
+                for src in self.sources.get((id(loop.scope), todo.pop()), ()):
+                    if src not in names:
+                        names.add(src)
+                        todo.append(src)
+            fed.append((names, it, target, loop.scope))
+            fed += self._passed_in(loop.scope, names, it, target)
+        for names, _, _, _ in fed:  # a loop over a wrapper feeds the loaders it wraps
             todo = [n for n in names if n in self.wraps]
             while todo:
                 for inner in self.wraps[todo.pop()]:
                     if inner not in names:
                         names.add(inner)
                         todo += [inner] if inner in self.wraps else []
-        for call, name, flag in self.loaders:
+        for call, name, flag, scope in self.loaders:
             if flag is not None and not an.is_off_flag(flag):
                 continue  # an option that may be on: prefer silence
             if self._divides(call):
                 continue
             if name is None:
-                hit = next((t for _, it, t in fed if call in set(_calls_in(it))), None)
+                hit = next((t for _, it, t, _ in fed if call in set(_calls_in(it))), None)
             else:
-                hit = next((t for names, _, t in fed if name in names), None)
+                hit = next((t for names, _, t, where in fed if name in names and _visible(name, scope, where)), None)
             if hit and flag is not None:
                 value = dotted(next(a.value for a in call.args if a.keyword is not None
                                     and a.keyword.value == "drop_last")) or flag
@@ -151,6 +166,30 @@ class ShortLastBatch(Rule):
             elif hit:
                 self.report(call, MESSAGE.format(target=hit), fix=_drop_last_fix(call))
 
+    def _passed_in(self, fn, names: set, it, target) -> list:
+        """`self.train_one_epoch(self.train_loader)` where train_one_epoch's loop iterates its
+        parameter: the argument is what the loop iterates (calls in this file)."""
+        params = [p.lstrip("*") for p in fn.params]
+        wanted = [k for k, p in enumerate(params) if p in names and p not in ("self", "cls")]
+        if not wanted or fn.kind != "function":
+            return []
+        out = []
+        method = bool(params) and params[0] in ("self", "cls")
+        for caller in self.an.all_functions:
+            for site in caller.calls:
+                if site.name != fn.name:
+                    continue
+                positional = [a for a in site.node.args if a.keyword is None and not a.star]
+                for k in wanted:
+                    arg = next((a for a in site.node.args if a.keyword is not None and a.keyword.value == params[k]),
+                               None)
+                    j = k - 1 if method and type(site.node.func) is cst.Attribute else k
+                    if arg is None and 0 <= j < len(positional):
+                        arg = positional[j]
+                    got = dotted(arg.value) if arg is not None else None
+                    if got:
+                        out.append(({got}, it, target, caller))
+        return out
 
     def _divides(self, call: cst.Call) -> bool:
         """The batch size divides the dataset: a torchvision dataset of a known size (MNIST's
@@ -182,6 +221,16 @@ class ShortLastBatch(Rule):
 
 
 # training and test sizes of torchvision datasets whose sizes are fixed
+def _visible(name: str, scope, where) -> bool:
+    """Whether the loader bound to ``name`` in ``scope`` is the ``name`` a loop in ``where`` reads:
+    the same function, or a module-level name the function does not bind itself (an attribute,
+    `self.train_loader`, is the object's wherever it is read)."""
+    if "." in name or scope is where:
+        return True
+    # (`def train(model, train_loader, opt)`: a parameter named like the script's loader is given it)
+    return scope.kind == "module" and (name in where.params or name not in where.bindings)
+
+
 DATASET_SIZES = {
     "MNIST": (60000, 10000), "FashionMNIST": (60000, 10000), "KMNIST": (60000, 10000),
     "CIFAR10": (50000, 10000), "CIFAR100": (50000, 10000),
