@@ -395,3 +395,12 @@ def test_a_loop_calling_one_of_a_table_of_functions_a_pass_is_no_step_loop():
 
 def test_a_loop_calling_the_same_function_every_pass_is():
     assert found(TABLE.replace("{CALL}", "clip(model, images)"), ("HPU005",)) == [("HPU005", 7)]
+
+
+def test_a_check_that_raises_is_no_logging_interval():
+    # `if n % beam != 0: raise`: what follows runs on every valid call, not every k-th
+    src = INTERVAL.replace("    if {TEST}:\n        print(loss.item())",
+                           "    if g_it % 4 != 0:\n        raise ValueError(g_it)\n    print(loss.item())")
+    assert found(src, ("HPU005",)) == [("HPU005", 12)]
+    src = src.replace("raise ValueError(g_it)", "return")  # a return there is an interval
+    assert found(src, ("HPU005",)) == []

@@ -448,14 +448,16 @@ def skips_the_pass(node: cst.If) -> bool:
     return type(last) is cst.SimpleStatementLine and len(last.body) == 1 and type(last.body[0]) is cst.Continue
 
 
-def returns_early(node: cst.If) -> bool:
-    """`if ...: return`, `if ...: raise ...` (the body's last statement leaves the function)."""
+def returns_early(node: cst.If, raises: bool = True) -> bool:
+    """`if ...: return`, `if ...: raise ...` (the body's last statement leaves the function;
+    ``raises``: by raising too). What follows a `raise` runs on every valid call: a test that
+    raises is a check (`if n % beam != 0: raise ...`), never a logging interval."""
     body = node.body.body
     if not body:
         return False
     last = body[-1]
     return type(last) is cst.SimpleStatementLine and len(last.body) == 1 \
-        and type(last.body[0]) in (cst.Return, cst.Raise)
+        and type(last.body[0]) in ((cst.Return, cst.Raise) if raises else (cst.Return,))
 
 
 _NEGATED_OPS = {cst.NotEqual: cst.Equal, cst.Equal: cst.NotEqual}

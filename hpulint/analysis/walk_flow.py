@@ -102,7 +102,7 @@ class Flow:
             if device is not None:
                 self.if_branches.append(guards.Branch(node, False, False, device))
                 self.function.early_guards += 1
-            elif self.is_interval(guards.negated(node.test)):
+            elif guards.returns_early(node, raises=False) and self.is_interval(guards.negated(node.test)):
                 # `if not should_log: return` at a function's top: the rest of it runs on
                 # logging steps only, as if it were the body of `if should_log:`
                 self.if_branches.append(guards.Branch(node, True, True, None))
