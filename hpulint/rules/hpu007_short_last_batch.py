@@ -52,7 +52,8 @@ class ShortLastBatch(Rule):
             self.bound[target] = value if target not in self.bound else None
             # `tk0 = tqdm(data_loader)`, `tk0 = data_loader`: what a loop over tk0 iterates
             src = [value] if type(value) in (cst.Name, cst.Attribute) else \
-                [a.value for a in value.args] if type(value) is cst.Call else []
+                [value.args[0].value] if type(value) is cst.Call and value.args and value.args[0].keyword is None \
+                and not value.args[0].star else []  # (a wrapper takes the loader first: `tqdm(loader)`)
             got = {d for d in map(dotted, src) if d}
             if got:
                 self.sources.setdefault((id(self.an.function), target), set()).update(got)
@@ -150,6 +151,10 @@ class ShortLastBatch(Rule):
                     if inner not in names:
                         names.add(inner)
                         todo += [inner] if inner in self.wraps else []
+        # loaders a loop of their own function iterates: consumed there (a prediction loop), not
+        # by another function's parameter of the same name
+        consumed = {(id(lp.scope), n) for lp in an.all_loops if type(lp.node) is cst.For
+                    for n in names_in(lp.node.iter)}
         for call, name, flag, scope in self.loaders:
             if flag is not None and not an.is_off_flag(flag):
                 continue  # an option that may be on: prefer silence
@@ -158,7 +163,9 @@ class ShortLastBatch(Rule):
             if name is None:
                 hit = next((t for _, it, t, _ in fed if call in set(_calls_in(it))), None)
             else:
-                hit = next((t for names, _, t, where in fed if name in names and _visible(name, scope, where)), None)
+                own = (id(scope), name) in consumed
+                hit = next((t for names, _, t, where in fed
+                            if name in names and _visible(name, scope, where, own)), None)
             if hit and flag is not None:
                 value = dotted(next(a.value for a in call.args if a.keyword is not None
                                     and a.keyword.value == "drop_last")) or flag
@@ -221,14 +228,17 @@ class ShortLastBatch(Rule):
 
 
 # training and test sizes of torchvision datasets whose sizes are fixed
-def _visible(name: str, scope, where) -> bool:
+def _visible(name: str, scope, where, own: bool) -> bool:
     """Whether the loader bound to ``name`` in ``scope`` is the ``name`` a loop in ``where`` reads:
-    the same function, or a module-level name the function does not bind itself (an attribute,
-    `self.train_loader`, is the object's wherever it is read)."""
+    the same function; a module-level name the function does not bind itself; a parameter of
+    that name (`def train(model, train_loader, opt)`: given the loader named so), unless a loop
+    of the loader's own function iterates it (``own``: it is consumed there). An attribute,
+    `self.train_loader`, is the object's wherever it is read."""
     if "." in name or scope is where:
         return True
-    # (`def train(model, train_loader, opt)`: a parameter named like the script's loader is given it)
-    return scope.kind == "module" and (name in where.params or name not in where.bindings)
+    if name in where.params:
+        return not own
+    return scope.kind == "module" and name not in where.bindings
 
 
 DATASET_SIZES = {
