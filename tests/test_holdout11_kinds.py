@@ -404,3 +404,90 @@ def test_a_check_that_raises_is_no_logging_interval():
     assert found(src, ("HPU005",)) == [("HPU005", 12)]
     src = src.replace("raise ValueError(g_it)", "return")  # a return there is an interval
     assert found(src, ("HPU005",)) == []
+
+
+# --- a dataclass's tensor fields, and a device value stored into a host tensor ------------------
+
+DATACLASS = """
+from dataclasses import dataclass
+import torch
+import torch_xla.core.xla_model as xm
+
+
+@dataclass
+class StepOutput:
+    preds: {ANN}
+    scores: torch.Tensor
+
+
+def decode_step(model, x):
+    logits = model(x)
+    return StepOutput(preds=logits.argmax(-1), scores=logits.max(-1).values)
+
+
+def run(model, x, steps):
+    boxes = torch.zeros(steps, 4)
+    tokens = []
+    for i in range(steps):
+        out = decode_step(model, x)
+        xm.mark_step()
+        tokens.append(out.preds.cpu())
+        boxes[i] = out.scores[:4]
+    return tokens, boxes
+"""
+
+
+def test_a_dataclass_field_annotated_as_a_tensor_holds_one():
+    assert found(DATACLASS.replace("{ANN}", "torch.Tensor"), ("HPU005",)) == [("HPU005", 24), ("HPU005", 25)]
+
+
+def test_a_field_annotated_otherwise_does_not():
+    assert found(DATACLASS.replace("{ANN}", "list"), ("HPU005",)) == [("HPU005", 25)]
+
+
+def test_a_device_value_stored_into_a_device_tensor_is_no_host_read():
+    src = DATACLASS.replace("{ANN}", "list").replace("torch.zeros(steps, 4)", 'torch.zeros(steps, 4, device="xla")')
+    assert found(src, ("HPU005",)) == []
+
+
+# --- functions registered by a decorator and fetched from the registry --------------------------
+
+REGISTRY = """
+import habana_frameworks.torch.core as htcore
+
+LOSSES = {}
+
+
+def register_loss(name):
+    def decorator(func):
+        {STORE}
+        return func
+    return decorator
+
+
+def get_loss_fn(name):
+    return LOSSES[name]
+
+
+@register_loss("clip")
+def clip_loss(logp, adv):
+    n = int(adv.sum().item())
+    return (logp * adv).mean()
+
+
+def train(model, batches, opt, mode):
+    loss_fn = get_loss_fn(mode)
+    for batch in batches:
+        loss = loss_fn(model(batch), batch)
+        loss.backward()
+        opt.step()
+        htcore.mark_step()
+"""
+
+
+def test_a_function_fetched_from_a_registry_is_any_function_registered_there():
+    assert found(REGISTRY.replace("{STORE}", "LOSSES[name] = func"), ("HPU005",)) == [("HPU005", 20)]
+
+
+def test_a_decorator_that_registers_nothing_leaves_the_call_unknown():
+    assert found(REGISTRY.replace("{STORE}", "seen = {name: func}"), ("HPU005",)) == []

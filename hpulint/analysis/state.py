@@ -92,6 +92,9 @@ class Scope:
         # `indices = np.where(pos != 0)`: names bound to an index NumPy builds from data
         self.host_index_names: set = set()
         self.cpu_names: set = set()  # names bound to the host device here (`cpu = torch.device("cpu")`)
+        # `REGISTRY[name] = func` in a decorator it makes: the module-level dict it registers into
+        self.registers: str = ""
+        self.registry_getter: str = ""  # `return REGISTRY[name]`: the module-level registry it reads
         self.dict_names: set = set()  # names bound to a dict literal here (`tokens = {"ids": []}`)
         self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 42
+VERSION = 43
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -78,6 +78,8 @@ def summarize(an) -> dict:
             "calls": [_call(c, an.wraps_step) for c in calls],
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],
+            "registers": fn.registers,
+            "registry_getter": fn.registry_getter,
             "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],
             "bumps": [[to_json(v), sorted(a for a in attrs if (name, a) not in fn.attr_resets), name]
                       for name, (v, attrs) in sorted(fn.attr_bumps.items())

@@ -54,9 +54,25 @@ class Bindings:
             self._note_device_object(t.target, node.value)
             self._note_host_index(t.target, node.value)
             self._note_cpu_name(t.target, node.value)
+            self._note_registry(t.target, node.value)
             if type(t.target) is cst.Name:
                 (self.function.dict_names.add if type(node.value) is cst.Dict
                  else self.function.dict_names.discard)(t.target.value)
+
+    def _note_registry(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`POLICY_LOSS_REGISTRY[name] = func` in the decorator a decorator factory returns: the
+        functions decorated with the factory are the registry's values (see Project.registered)."""
+        fn = self.function
+        if type(target) is not cst.Subscript or type(target.value) is not cst.Name or type(value) is not cst.Name \
+                or fn.kind != "function" or value.value not in fn.params:
+            return
+        scope, outer = fn, fn
+        while scope is not None and scope.kind == "function":
+            if target.value.value in scope.bindings:
+                return  # a local dict, not the module's registry
+            outer, scope = scope, scope.parent
+        if scope is not None and scope.kind == "module":
+            outer.registers = target.value.value
 
     def _note_cpu_name(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`cpu = torch.device("cpu")`, `device = "cpu"` at a scope's top level: a later `.to(cpu)`
@@ -130,7 +146,11 @@ class Bindings:
 
     def _leave_ann_assign(self, node: cst.AnnAssign) -> None:
         ann = node.annotation.annotation
-        if self.scope.kind == "class" and type(node.target) is cst.Name and type(ann) in (cst.Name, cst.Attribute):
+        if self.scope.kind == "class" and type(node.target) is cst.Name and self.current_class is not None \
+                and node.value is None and self._is_tensor_annotation(ann):
+            # a dataclass field `preds: torch.Tensor`: what `out.preds` holds
+            self.current_class.fields[node.target.value] = V_TENSOR
+        elif self.scope.kind == "class" and type(node.target) is cst.Name and type(ann) in (cst.Name, cst.Attribute):
             # a dataclass or pydantic field, `net: DiffusionPriorNetworkConfig`: `self.net` is
             # an instance of the class it names (when the project defines it)
             cls = self.current_class

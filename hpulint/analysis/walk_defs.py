@@ -253,6 +253,13 @@ class Definitions:
         fn = self.function
         fn.returns.append(self.value(node.value) if node.value is not None else V_NONE)
         fn.int_returns.append(int_seq_arity(self, node.value) if node.value is not None else 0)
+        v = node.value
+        if type(v) is cst.Subscript and type(v.value) is cst.Name and fn.kind == "function":
+            scope = fn  # `return POLICY_LOSS_REGISTRY[name]`: a module-level registry's value
+            while scope is not None and scope.kind == "function" and v.value.value not in scope.bindings:
+                scope = scope.parent
+            if scope is not None and scope.kind == "module":
+                fn.registry_getter = v.value.value
 
 
 def _annotated_name(ann: cst.BaseExpression) -> str:

@@ -29,7 +29,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -122,6 +122,19 @@ class HostSyncEveryStep(Rule):
             elif func.value == "print":
                 vals = [an.value(a.value) for a in node.args if a.keyword is None]
                 self._report_any(node, "printing a tensor", vals)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`boxes[i, pos] = out.bbox_preds[j][0]`: a device value stored into a host tensor is
+        copied to the host, and waits for the device."""
+        an = self.an
+        if (an.function.kind == "module" and an.loop is None) or self._failing or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if type(target) is not cst.Subscript:
+            return
+        base, value = an.value(target.value), an.value(node.value)
+        self._defer(node.value, "storing a device tensor into a host tensor",
+                    lambda: an.is_host(base) and an.is_device_tensor(value) and not run_output(an, value))
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         an = self.an
