@@ -20,6 +20,7 @@ from typing import Optional
 from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
+from hpulint.analysis.registries import registered
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, from_json, substitute
 
@@ -54,7 +55,7 @@ class Project(ClassQueries):
         self._subclass_map: Optional[dict] = None
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
         self._calls: dict = {}  # fid -> calls(fid)
-        self._registries: Optional[dict] = None  # (module, registry name) -> the fids registered in it
+        self.registries: Optional[dict] = None  # (module, registry name) -> fids (analysis.registries)
         self.shallow = Resolver(ShallowEnv(self))
         self._build_callers()
         self.env = GlobalEnv(self)
@@ -329,32 +330,8 @@ class Project(ClassQueries):
         return out
 
     def registered(self, callee: Val) -> list:
-        """`loss_fn = get_policy_loss_fn(mode); loss_fn(...)` where the getter returns
-        `POLICY_LOSS_REGISTRY[mode]` and `@register_policy_loss("clip_cov")` fills that dict: every
-        function registered there (the call may be any of them)."""
-        while callee.tag in ("named", "used"):
-            callee = callee.base
-        if callee.tag not in ("ret", "retof"):
-            return []
-        sym = self.symbol(callee.ref)
-        if sym is None or sym[0] != "fn":
-            return []
-        mod, f = self.functions[sym[1]]
-        name = f.get("registry_getter")
-        if not name:
-            return []
-        if self._registries is None:
-            self._registries = {}
-            for fid, (m, g) in self.functions.items():
-                for d in g["decorators"]:
-                    # (a decorator defined in the same module is recorded by its bare name)
-                    hit = self.symbol(f"{m}:{d}") if "." not in d else None
-                    hit = hit or self.symbol(self._absolute(d, m))
-                    if hit is not None and hit[0] == "fn":
-                        dm, df = self.functions[hit[1]]
-                        if df.get("registers"):
-                            self._registries.setdefault((dm, df["registers"]), []).append(fid)
-        return self._registries.get((mod, name), [])
+        """The functions a registry getter's result may be (see analysis.registries)."""
+        return registered(self, callee)
 
     def classify(self, callee: Val, resolver: Optional[Resolver] = None) -> Optional[tuple]:
         """What a call's callee is: ("fn", fid, shift), ("model", fid or None, shift), or None.
