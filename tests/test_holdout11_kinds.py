@@ -491,3 +491,30 @@ def test_a_function_fetched_from_a_registry_is_any_function_registered_there():
 
 def test_a_decorator_that_registers_nothing_leaves_the_call_unknown():
     assert found(REGISTRY.replace("{STORE}", "seen = {name: func}"), ("HPU005",)) == []
+
+
+# --- a window loop whose innermost loop marks a step per window ---------------------------------
+
+WINDOWS = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def stitch(patches, size, stride):
+    result = torch.zeros(1, size + 8, size + 8, device="hpu")
+    count = 0
+    for i in range(0, size, stride):
+        for j in range(0, size, stride):
+            result[..., i:i + 8, j:j + 8] += patches[count]
+            {MARK}
+            count += 1
+    return result
+"""
+
+
+def test_a_window_bound_of_the_loop_that_marks_each_window_is_a_constant():
+    assert found(WINDOWS.replace("{MARK}", "htcore.mark_step()"), ("HPU001",)) == [("HPU001", 11)]
+
+
+def test_tile_bounds_inside_one_step_are_not():
+    assert found(WINDOWS.replace("{MARK}", "pass"), ("HPU001",)) == []

@@ -216,11 +216,11 @@ class LoopIteratorConstant(Rule):
                     return None
 
                 self._report(node, name, origin, where, what, fix=self._fix_later(node, name, origin))
-                if not isinstance(origin, str):
-                    return  # a loop's own counter decides (a tile loop's `x[:, i:i+t, j:j+t]`)
-                # a parameter may or may not carry a step's counter: the next one is a candidate
-                # too (`ctx[batch_index, :current_index]`), and the first that changes every
-                # step is reported, once per subscript
+                # each counter is a candidate: a parameter may or may not carry a step's counter
+                # (`ctx[batch_index, :current_index]`), and a tile loop's counters are no step's
+                # (`x[:, i:i+t, j:j+t]` inside a step) while a window loop's innermost one may be
+                # (`result[..., i:i+r, j:j+r, k:k+r]` marking a step per window): the first that
+                # changes every step is reported, once per subscript
 
     def _module_self(self, node: cst.Subscript):
         """`self`, when ``node`` indexes by dimensions (`texts[:, t]`: an array, not a list) in a
