@@ -518,3 +518,27 @@ def test_a_window_bound_of_the_loop_that_marks_each_window_is_a_constant():
 
 def test_tile_bounds_inside_one_step_are_not():
     assert found(WINDOWS.replace("{MARK}", "pass"), ("HPU001",)) == []
+
+
+# --- a loop-indexed element named, then given to a model after its input ------------------------
+
+LOOKAHEAD = """
+import habana_frameworks.torch.core as htcore
+
+
+def sample(unet, x, timesteps):
+    captions = ["a cat", "a dog"]
+    for i, t in enumerate(timesteps[:-1]):
+        t_next = {READ}
+        x = x - unet(x, t_next)
+        htcore.mark_step()
+    return x
+"""
+
+
+def test_a_named_element_given_to_a_model_as_its_timestep_is_a_constant():
+    assert found(LOOKAHEAD.replace("{READ}", "timesteps[i + 1]"), ("HPU001",)) == [("HPU001", 8)]
+
+
+def test_a_named_element_of_a_list_of_strings_is_not():
+    assert found(LOOKAHEAD.replace("{READ}", "captions[i % 2]"), ("HPU001",)) == []

@@ -11,6 +11,7 @@ import libcst as cst
 
 from hpulint.analysis.loops import is_number_arith
 from hpulint.analysis.syntax import code, names_in
+from hpulint.analysis.values import V_UNKNOWN
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.loop_constant_fix import roll_rewrite
@@ -28,6 +29,7 @@ SHAPING = frozenset(
      "movedim", "new_zeros", "new_ones", "new_empty", "new_full", "unsqueeze", "squeeze",
      "flatten", "split", "chunk", "tensor_split", "tile", "diagonal", "pad"}
 )
+TIME_KEYWORDS = frozenset({"t", "timestep", "timesteps", "time", "sigma", "sigmas", "noise_level"})
 SHAPING_KEYWORDS = frozenset({"dim", "dims", "shifts", "size", "start", "length", "index", "sizes",
                               "shape", "pad", "start_dim", "end_dim", "chunks", "split_size_or_sections"})
 
@@ -64,6 +66,7 @@ class LoopIteratorConstant(Rule):
         self.roll_fixes: dict = {}  # id(loop node) -> shared Fix or None
         self.tensor_uses: dict = {}  # id(expr) -> values it is combined with (x * steps[i])
         self.aliases: dict = {}  # (function, name) -> id(subscript) it was assigned (`m = sched[it]`)
+        self.alias_bases: dict = {}  # id(subscript) -> the value it reads from, where it is read
         self.objects = ObjectCounters()  # names read from another object's counter
 
     def _counters_possible(self) -> bool:
@@ -95,6 +98,7 @@ class LoopIteratorConstant(Rule):
                 element = element_of(node.value)
                 if element is not None:
                     self.aliases[(id(fn), t.target.value)] = id(element)
+                    self.alias_bases[id(element)] = self.an.value(element.value)
                 else:
                     self.aliases.pop((id(fn), t.target.value), None)
 
@@ -170,12 +174,18 @@ class LoopIteratorConstant(Rule):
             return
         callee = an.value(node.func) if not qn.startswith("torch.") else None
         recv = an.value(node.func.value) if type(node.func) is cst.Attribute and not qn.startswith("torch.") else None
+        positional = [a for a in node.args if a.keyword is None and not a.star]
         for a in node.args:
             key = self._use_key(a.value)
             if key is not None:
                 if type(a.value) is cst.Subscript or qn.startswith("torch."):
                     # (a name passed to a model may hold a prompt or a path: only the element itself)
                     self.tensor_uses.setdefault(key, []).append(("call", qn, callee))
+                elif callee is not None and ((a.keyword is None and a in positional[1:])
+                                             or (a.keyword is not None and a.keyword.value in TIME_KEYWORDS)):
+                    # `t_next = timesteps[i + 1]; unet(x, t_next, ...)`: a model's conditioning
+                    # argument after its input, or its timestep keyword
+                    self.tensor_uses.setdefault(key, []).append(("call-name", "", callee))
                 if recv is not None:  # `param.mul_(m)`: an argument of a tensor method
                     self.tensor_uses.setdefault(key, []).append(recv)
 
@@ -314,7 +324,9 @@ class LoopIteratorConstant(Rule):
         an = self.an
         for use in self.tensor_uses.get(id(node), ()):
             if isinstance(use, tuple):
-                _, qn, callee = use
+                how, qn, callee = use
+                if how == "call-name" and an.kind(self.alias_bases.get(id(node), V_UNKNOWN)) in ("seq", "other"):
+                    continue  # (a caption picked from a Python list of strings, named and passed on)
                 if qn.startswith("torch.") or (callee is not None and an.is_model(callee)):
                     return True
             elif an.is_device_tensor(use):
