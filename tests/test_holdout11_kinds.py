@@ -542,3 +542,30 @@ def test_a_named_element_given_to_a_model_as_its_timestep_is_a_constant():
 
 def test_a_named_element_of_a_list_of_strings_is_not():
     assert found(LOOKAHEAD.replace("{READ}", "captions[i % 2]"), ("HPU001",)) == []
+
+
+# --- a branch on the size of a nonzero result ---------------------------------------------------
+
+RAGGED = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def train(model, batches, opt):
+    for x in batches:
+        loss = model(x)
+        rejected = {SOURCE}.nonzero()
+        if len(rejected) > 0:
+            loss = loss * 2
+        loss.backward()
+        opt.step()
+        htcore.mark_step()
+"""
+
+
+def test_a_branch_on_the_length_of_a_device_nonzero_result_waits_for_the_device():
+    assert found(RAGGED.replace("{SOURCE}", "(loss > 1)"), ("HPU008",)) == [("HPU008", 10)]
+
+
+def test_the_length_of_a_host_nonzero_result_is_known_on_the_host():
+    assert found(RAGGED.replace("{SOURCE}", "(torch.arange(4) > 1)"), ("HPU008",)) == []

@@ -26,6 +26,26 @@ class DataDependentControlFlow(Rule):
     triggers = ("if ", "while ", "assert ")
     lazy_mode_only = True
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.ragged: dict = {}  # (function, name) bound to a result whose size follows the data -> its input
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`idx = torch.nonzero(m)`, `rejected = (p > q).nonzero()`: its length is data."""
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+            return
+        key = (id(self.an.function), node.targets[0].target.value)
+        value = node.value
+        source = None
+        if type(value) is cst.Call and (self.an.qualname(value.func) or "") in RAGGED_FUNCTIONS and value.args:
+            source = value.args[0].value
+        elif type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in RAGGED_METHODS:
+            source = value.func.value
+        if source is not None:
+            self.ragged[key] = self.an.value(source)  # what it was computed from (on the device?)
+        else:
+            self.ragged.pop(key, None)
+
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test, "if")
 
@@ -49,6 +69,14 @@ class DataDependentControlFlow(Rule):
         if not parts and not scans:
             return
         here = an.here()
+        sized = self._ragged_size(test)
+        if sized:
+            # `if len(top_k_idx) > 0:` after `top_k_idx = torch.nonzero(m)`: the size is data, so
+            # Python must wait for the device to know it
+            source = self.ragged[(id(an.function), sized)]
+            self.report(test, SIZE_MESSAGE.format(kind=kind, name=sized, why="{why}"),
+                        when=lambda: an.every_step(here) if an.is_device_tensor(source) else None)
+            return
 
         def when():
             # (an operand after `not is_hpu_tensor(x) and ...` is never evaluated on hpu)
@@ -59,6 +87,40 @@ class DataDependentControlFlow(Rule):
             return an.every_step(here)  # not on logging steps only, nor off the target device
 
         self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=when)
+
+
+    def _ragged_size(self, test: cst.BaseExpression):
+        """The name whose data-dependent size the test reads (`len(x)`, `x.shape[0]`, `x.size(0)`,
+        `x.numel()`), or None."""
+        fn = id(self.an.function)
+        stack = [test]
+        while stack:
+            n = stack.pop()
+            target = None
+            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value == "len" and len(n.args) == 1:
+                target = n.args[0].value
+            elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in ("size", "numel"):
+                target = n.func.value
+            elif type(n) is cst.Attribute and n.attr.value == "shape":
+                target = n.value
+            if type(target) is cst.Name and (fn, target.value) in self.ragged:
+                return target.value
+            if type(n) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Subscript,
+                           cst.BinaryOperation):
+                stack += [c for c in (getattr(n, "left", None), getattr(n, "right", None),
+                                      getattr(n, "expression", None), getattr(n, "value", None)) if c is not None]
+                if type(n) is cst.Comparison:
+                    stack += [c.comparator for c in n.comparisons]
+        return None
+
+
+RAGGED_FUNCTIONS = frozenset({"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique"})
+RAGGED_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique"})
+SIZE_MESSAGE = (
+    "`{kind}` on the size of `{name}`, whose length follows the data (a `nonzero`-like result), "
+    "{why}: Python must wait for the device to know it, and each size is its own graph. Keep the "
+    "size static (`torch.where`, a padded `topk`) or decide on the device"
+)
 
 
 def _operands(test: cst.BaseExpression, an):
