@@ -569,3 +569,29 @@ def test_a_branch_on_the_length_of_a_device_nonzero_result_waits_for_the_device(
 
 def test_the_length_of_a_host_nonzero_result_is_known_on_the_host():
     assert found(RAGGED.replace("{SOURCE}", "(torch.arange(4) > 1)"), ("HPU008",)) == []
+
+
+# --- GradScaler.get_scale() ---------------------------------------------------------------------
+
+SCALER = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(model, loader, opt, {NAME}):
+    for x in loader:
+        loss = model(x)
+        {NAME}.scale(loss).backward()
+        {NAME}.step(opt)
+        scale = {NAME}.get_scale()
+        {NAME}.update()
+        xm.mark_step()
+"""
+
+
+def test_a_grad_scalers_scale_read_every_step_is_a_host_read():
+    assert found(SCALER.replace("{NAME}", "scaler"), ("HPU005",)) == [("HPU005", 11)]
+
+
+def test_get_scale_of_something_else_is_not():
+    assert found(SCALER.replace("{NAME}", "tracker"), ("HPU005",)) == []

@@ -7,12 +7,15 @@ The PyTorch/XLA debugging guide shows the XLA side ("TransferFromServerTime too 
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.outputs import run_output
 from hpulint.analysis.names import is_host_name, is_model_name, is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name
+from hpulint.analysis.values import V_TENSOR
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -22,6 +25,7 @@ MESSAGE = (
 )
 CONVERSIONS = frozenset({"float", "int", "bool"})
 MESH_REDUCE = "torch_xla.core.xla_model.mesh_reduce"
+_SCALER = re.compile(r"(?:^|_)scaler$", re.I)
 
 
 class HostSyncEveryStep(Rule):
@@ -29,7 +33,7 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =", "get_scale(")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -98,6 +102,9 @@ class HostSyncEveryStep(Rule):
                 # a tokenizer turns the ids into a Python list (`.tolist()`) before decoding them
                 self._report(node, f"`{method}()` of device token ids (the tokenizer reads them with "
                              "`.tolist()`)", an.value(node.args[0].value))
+            elif method == "get_scale" and not node.args and _SCALER.search(last_name(recv) or ""):
+                # torch's GradScaler returns its scale with `.item()` (a host read every call)
+                self._report_any(node, "`GradScaler.get_scale()` (it reads the scale with `.item()`)", [V_TENSOR])
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
                     an.value(el.value) for a in node.args if type(a.value) is cst.Dict
