@@ -3,7 +3,7 @@
     python benchmarks/compile_snippets.py [--show]
 
 tests/data/compile_snippets holds small torch.compile scripts and truth.json, what real
-Dynamo (torch 2.13, eager backend) did with each one, measured without hpulint. Fifteen sets, each
+Dynamo (torch 2.13, eager backend) did with each one, measured without hpulint. Eighteen sets, each
 written before the rules were run on it: the first (c01-c46) with the rules HPU012-HPU017, the
 second (c47-c62) after the rules were changed for the first set's misses, the third (c63-c75)
 after they were changed for two of the second set's, the fourth (c76-c95) after they were
@@ -15,8 +15,9 @@ the tenth (c196-c215) after the rules were changed for the ninth, the eleventh (
 after the tenth was linted, the twelfth (c236-c255) after the rules were changed for the
 eleventh, the thirteenth (c256-c275) after they were changed for the twelfth, the fourteenth
 (c276-c295) after they were changed for the thirteenth, the fifteenth (c296-c315) after they
-were changed for the fourteenth, and the sixteenth (c316-c335) after they were changed for the
-fifteenth, also without reading them.
+were changed for the fourteenth, the sixteenth (c316-c335) after they were changed for the
+fifteenth, the seventeenth (c336-c355) after they were changed for the sixteenth, and the
+eighteenth (c356-c375) after they were changed for the seventeenth, also without reading them.
 Each snippet is linted on
 its own, as `hpulint SNIPPET` would,
 and:
