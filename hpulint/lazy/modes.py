@@ -75,6 +75,15 @@ class _Dispatch(TorchDispatchMode):
             dev.read([m for m in masks if dev.is_device(m)],
                      "mask index (nonzero runs on the host)", user_frame())
             dev.fallback("nonzero")
+            # the write uses the nonzero positions, uploaded: their count is a shape of the graph
+            # (torch_xla 2.9: `x[mask] = -inf` compiles again whenever the count changes)
+            indices = []
+            for m in args[1]:
+                if isinstance(m, torch.Tensor) and m.dtype in _MASK and dev.is_device(m):
+                    indices += list(m.nonzero(as_tuple=True))
+                else:
+                    indices.append(m)
+            args = (args[0], indices) + tuple(args[2:])
         if info.name == "aten.copy_.default" and not dev.is_device(args[0]):
             # device -> host copy into a CPU tensor
             dev.read([args[1]], "copy_ to host", user_frame())
