@@ -595,3 +595,28 @@ def test_a_grad_scalers_scale_read_every_step_is_a_host_read():
 
 def test_get_scale_of_something_else_is_not():
     assert found(SCALER.replace("{NAME}", "tracker"), ("HPU005",)) == []
+
+
+# --- from hand-read round 15 --------------------------------------------------------------------
+
+def test_an_entry_of_a_host_dict_set_to_a_device_tensor_is_no_host_read():
+    src = """
+    import torch
+    import habana_frameworks.torch.core as htcore
+
+
+    def run(model, tokenizer, prompts):
+        for prompt in prompts:
+            inputs = tokenizer(prompt, return_tensors="pt")
+            for key in inputs:
+                inputs[key] = inputs[key].to("hpu")
+            model(**inputs)
+            htcore.mark_step()
+    """
+    assert found(src, ("HPU005",)) == []
+
+
+def test_an_attribute_bumped_once_in_init_is_no_call_counter():
+    src = POINTER.replace("{BUMP}", "pass").replace(
+        "        self.pos = 0\n\n    def reset", "        self.pos = 0\n        self.pos += 1\n\n    def reset")
+    assert found(src, ("HPU001",)) == []

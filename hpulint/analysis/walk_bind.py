@@ -25,6 +25,9 @@ MODEL_EVIDENCE = frozenset({"eval", "parameters", "named_parameters", "buffers",
                             "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
 
 
+# methods that run once per object: an attribute bumped there is set up, not counted per call
+_SETUP = frozenset({"__init__", "__post_init__", "setup", "build", "reset_parameters"})
+
 _MARKING_LOADER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MARKING_LOADERS)
 
 class Bindings:
@@ -177,7 +180,7 @@ class Bindings:
         elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and node.target.value.value == "self" and self.current_class is not None:
             self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
-            if type(node.operator) in (cst.AddAssign, cst.SubtractAssign):
+            if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and self.function.name not in _SETUP:
                 self.current_class.counter_attrs.add(node.target.attr.value)
         elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and int_step(node.value):
@@ -299,8 +302,9 @@ class Bindings:
                 if type(v) is cst.Name and v.value == "True" and guards.is_log_flag(target.attr.value):
                     cls.flag_sets.append((target.attr.value, self.function.fid, interval_guards(self)))
                 if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \
-                        and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)):
-                    cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1
+                        and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)) \
+                        and self.function.name not in _SETUP:
+                    cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1 (not once, in __init__)
 
     # --- calls: the facts that make a loop a step loop --------------------------------------
 

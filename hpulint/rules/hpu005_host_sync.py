@@ -139,9 +139,16 @@ class HostSyncEveryStep(Rule):
         target = node.targets[0].target
         if type(target) is not cst.Subscript:
             return
+        key = an.value(target.slice[0].slice.value) if len(target.slice) == 1 \
+            and type(target.slice[0].slice) is cst.Index else None
         base, value = an.value(target.value), an.value(node.value)
-        self._defer(node.value, "storing a device tensor into a host tensor",
-                    lambda: an.is_host(base) and an.is_device_tensor(value) and not run_output(an, value))
+
+        def is_copy():
+            if key is not None and an.kind(key) not in ("scalar", "data", "size", "tensor", "mask"):
+                return False  # (`inputs[key] = t.to(device)`: a dict's entry, not a tensor's position)
+            return an.is_host(base) and an.is_device_tensor(value) and not run_output(an, value)
+
+        self._defer(node.value, "storing a device tensor into a host tensor", is_copy)
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         an = self.an
