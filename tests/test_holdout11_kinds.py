@@ -620,33 +620,3 @@ def test_an_attribute_bumped_once_in_init_is_no_call_counter():
     src = POINTER.replace("{BUMP}", "pass").replace(
         "        self.pos = 0\n\n    def reset", "        self.pos = 0\n        self.pos += 1\n\n    def reset")
     assert found(src, ("HPU001",)) == []
-
-
-# --- a plain DataLoader's batches are host tensors until moved ----------------------------------
-
-LOADED = """
-import torch
-import torch_xla.core.xla_model as xm
-import torch_xla.distributed.parallel_loader as pl
-
-
-def train(model, dataset, opt, device):
-    loader = {LOADER}
-    for batch in loader:
-        ids = batch["index"]
-        loss = model(batch["x"].to(device)).mean()
-        loss.backward()
-        xm.optimizer_step(opt)
-        xm.mark_step()
-        print(ids[0].item())
-"""
-
-
-def test_an_element_of_a_plain_loaders_batch_is_read_on_the_host():
-    src = LOADED.replace("{LOADER}", "torch.utils.data.DataLoader(dataset, batch_size=8, drop_last=True)")
-    assert found(src, ("HPU005",)) == []
-
-
-def test_an_element_of_a_device_loaders_batch_is_a_host_read():
-    src = LOADED.replace("{LOADER}", "pl.MpDeviceLoader(torch.utils.data.DataLoader(dataset, batch_size=8), device)")
-    assert found(src, ("HPU005",)) == [("HPU005", 15)]

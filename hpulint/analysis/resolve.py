@@ -178,12 +178,8 @@ class Resolver:
             return r(k) if base.parts else base
         if k == SIZE:
             return R_DIM
-        if k == LOADER:
-            # a plain DataLoader's batches are host tensors until the step moves them (a loader
-            # that places them, PyTorch/XLA's MpDeviceLoader, is MLOADER)
-            return r(HOST)
-        if k in (SEQ_TENSOR, MLOADER):
-            return r(TENSOR)
+        if k in (SEQ_TENSOR, LOADER, MLOADER):
+            return r(TENSOR)  # a loader's batches count as tensors
         if k == MODEL:
             # ModuleList[i], `for layer in self.layers`: one of the modules it was built from
             return base if base.ref is None else r(MODEL)
