@@ -89,14 +89,23 @@ CASES = {
         """,
         [],
     ),
-    "hpu001 unknown receiver is left alone": (
+    "hpu001 an element of an unknown container given to a model as its input is left alone": (
+        """
+        def train(model, loader, prompts):
+            for i, batch in enumerate(loader):
+                t = prompts[i]
+                out = model(t)
+        """,
+        [],
+    ),
+    "hpu001 an element of an unknown container given to a model after its input is a constant": (
         """
         def train(model, loader, steps):
             for i, batch in enumerate(loader):
                 t = steps[i]
                 out = model(batch, t)
         """,
-        [],
+        ["HPU001@4"],
     ),
     "hpu001 loop unrolled inside forward is one graph": (
         """
