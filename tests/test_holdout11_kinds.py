@@ -620,3 +620,9 @@ def test_an_attribute_bumped_once_in_init_is_no_call_counter():
     src = POINTER.replace("{BUMP}", "pass").replace(
         "        self.pos = 0\n\n    def reset", "        self.pos = 0\n        self.pos += 1\n\n    def reset")
     assert found(src, ("HPU001",)) == []
+
+
+def test_a_test_on_a_host_results_size_still_checks_its_other_operands():
+    src = RAGGED.replace("{SOURCE}", "(torch.arange(4) > 1)").replace(
+        "if len(rejected) > 0:", "if len(rejected) > 0 and loss > 1:")
+    assert found(src, ("HPU008",)) == [("HPU008", 10)]

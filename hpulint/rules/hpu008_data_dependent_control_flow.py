@@ -76,7 +76,7 @@ class DataDependentControlFlow(Rule):
             source = self.ragged[(id(an.function), sized)]
             self.report(test, SIZE_MESSAGE.format(kind=kind, name=sized, why="{why}"),
                         when=lambda: an.every_step(here) if an.is_device_tensor(source) else None)
-            return
+            # (the test's other operands are still checked: one finding per test, the first that holds)
 
         def when():
             # (an operand after `not is_hpu_tensor(x) and ...` is never evaluated on hpu)
