@@ -22,6 +22,7 @@ from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
 from hpulint.rules.compile_cycled_callables import FIX_DTYPE, FIX_FUNCTION
+from hpulint.rules.compile_dim_args import dim_arguments
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
@@ -231,6 +232,8 @@ class ChangingValueRecompile(LoopCalls):
             self.report(site, message)  # set_num_threads(n), determinism flags per pass (compile_global_state/flags)
         for stmt, message in stateful_modes(self.module, set(self.compiled)):
             self.report(stmt, message)  # a TorchFunctionMode counting into itself (compile_function_modes)
+        for node, message in dim_arguments(self.an, self.module, self.compiled, self._def, self.limit):
+            self.report(node, message)  # a parameter used as a dimension, given 3 or more values (compile_dim_args)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
