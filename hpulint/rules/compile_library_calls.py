@@ -33,6 +33,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, keyword
+from hpulint.rules.compile_runtime_calls import runtime_call
 
 SKIPPED_WHY = "Dynamo does not trace `{name}()` ({kind}: \"Attempted to call function marked as skipped\")"
 BISECT = frozenset({"bisect.bisect", "bisect.bisect_left", "bisect.bisect_right", "bisect.insort",
@@ -98,7 +99,7 @@ def library_call(an, node: cst.Call) -> Optional[tuple]:
     if padded is not None:
         why = NESTED_WHY.format(name=padded, reason="Attempted to wrap strided NestedTensor")
         return "`to_padded_tensor()` of a strided nested tensor", why, FIX_NESTED, lambda: True
-    return None
+    return runtime_call(an, node)  # TorchScript futures, context variables, resize_ (compile_runtime_calls)
 
 
 def flags_with(an, item: cst.BaseExpression) -> Optional[tuple]:

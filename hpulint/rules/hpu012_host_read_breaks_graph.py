@@ -105,7 +105,8 @@ class HostReadBreaksGraph(Rule):
                "tensor slice bound, a save_on_cpu or FlopCounterMode context manager, torch.save or pickle, or an LR "
                "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
-               "torch.library op with no fake implementation, Tensor.apply_/map_ or the builtin open() inside a "
+               "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
+               "ContextVar.get/set or Tensor.resize_ inside a "
                "torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",

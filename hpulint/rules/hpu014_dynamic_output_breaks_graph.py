@@ -21,7 +21,7 @@ from hpulint.analysis.build import mask_value
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_data_reads import CTC_WHY, FIX_CTC, FIX_SIZE, SIZE_WHY, is_ctc, size_from_data
 from hpulint.rules.compiled_region import (captures_dynamic_shapes, captures_scalars, compiled_why, is_tensor,
-                                           not_traced, where)
+                                           maybe_tensor, not_traced, where)
 
 MESSAGE = (
     "{what} {where}: {reason}, so the graph breaks here on every call (graph break: the graph "
@@ -126,8 +126,8 @@ class DynamicOutputBreaksGraph(Rule):
                 self._report(node, "one-argument `torch.where`", SHAPE, SHAPE_FIX, lambda: is_tensor(an, first))
             return
         for leaf, full in DYNAMIC.items():
-            if qn == full:
-                self._report(node, f"`{leaf}`", SHAPE, SHAPE_FIX, lambda: is_tensor(an, first))
+            if qn == full:  # its first argument must be a tensor: a parameter not known to be anything else is one
+                self._report(node, f"`{leaf}`", SHAPE, SHAPE_FIX, lambda: maybe_tensor(an, first))
                 return
             if method == leaf and not qn.startswith(("torch.", "numpy.")):
                 recv = an.value(func.value)

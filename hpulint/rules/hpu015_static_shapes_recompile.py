@@ -24,6 +24,7 @@ from hpulint.rules.compile_batch_of_one import batch_of_one
 from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, marked_parameter, padded_to_longest,
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
+from hpulint.rules.compile_shape_windows import MESSAGE as WINDOW, shape_window, sizes_vary
 from hpulint.rules.compile_tensor_loops import looped_sizes
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
                                          input_forms, size_key)
@@ -53,7 +54,8 @@ class StaticShapesRecompile(LoopCalls):
                "compiled function fed inputs of 3 or more ranks, dtypes or memory layouts; a dict keyed by a size "
                "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
                "branch on the size of an input the loop grows by concatenation; a Python loop over an input whose first "
-               "dimension follows a loop counter or a random draw; a batch of one among batches of other sizes")
+               "dimension follows a loop counter or a random draw; a batch of one among batches of other sizes; a pooling "
+               "window computed from the input's size over 3 or more input sizes")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
@@ -71,11 +73,15 @@ class StaticShapesRecompile(LoopCalls):
         self.helper_marks: list = []  # (mark_static call, name, FunctionDef): outside loops, in a function
         self.classes: dict = {}  # class name -> ClassDef (compile_grown_cache)
         self.size_tests: list = []  # (function scope, compared(...)): `if ids.shape[-1] < n:` in a function
+        self.windows: list = []  # (pooling call, function scope, window text): a window from a size (compile_shape_windows)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
         super().visit_Call(node)
         an = self.an
+        window = shape_window(an, node)
+        if window is not None:
+            self.windows.append((node, an.function, window))
         qn = an.qualname(node.func) or ""
         if qn.endswith("mark_static") and node.args and type(node.args[0].value) is cst.Name \
                 and an.loop is not None:
@@ -168,6 +174,7 @@ class StaticShapesRecompile(LoopCalls):
             self.report(self.compiled[callee][0], layouts_message(callee, layouts, self.limit))
         self._helper_marks()
         self._size_keys()
+        self._shape_windows()
         for arg, call, name, at in self.static:
             hit = self._varying_call(name)
             if hit is not None:
@@ -271,6 +278,14 @@ class StaticShapesRecompile(LoopCalls):
             msg = SIZE_KEY.format(name=name, fn=fn.name, cache=code(container), stmt=stmt, limit=self.limit)
             self.report(at, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
             return
+
+    def _shape_windows(self) -> None:
+        """A pooling window computed from an input's size, in a region fed sizes that vary (compile_shape_windows)."""
+        varying = next((name for name in self.compiled if self._sizes_vary(name) or sizes_vary(self, self.module, name)),
+                       None) if self.windows else None
+        for node, fn, window in self.windows if varying is not None else ():
+            msg = WINDOW.format(op=code(node.func), fn=fn.name, arg=window, compiled=varying, limit=self.limit)
+            self.report(node, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
 
     def _sizes_vary(self, name: str) -> bool:
         """``name`` is called in a loop with a size that takes 3 or more values (or more than the limit)."""

@@ -20,6 +20,7 @@ from hpulint.rules.compile_hook_growth import added_hook, hook_growth
 from hpulint.rules.compile_grown_modules import grown_modules
 from hpulint.rules.compile_pruning import repeated_pruning
 from hpulint.rules.compile_weight_dtypes import weight_dtypes
+from hpulint.rules.compile_widened_layers import widened_layers
 from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
@@ -59,7 +60,7 @@ class ModuleAttributeRecompile(Rule):
                "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
                "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed; "
                "a compiled module pruned again (torch.nn.utils.prune) on every pass of a loop, its ModuleList/Sequential/"
-               "ModuleDict grown, or its weights converted to 3 or more dtypes between calls")
+               "ModuleDict grown, its weights converted to 3 or more dtypes, or a layer replaced by a larger one between calls")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -351,8 +352,9 @@ class ModuleAttributeRecompile(Rule):
         for call, message in repeated_pruning(self.an, self.module, self.compiled_of):
             self.report(call, message)  # a compiled module pruned again every pass (compile_pruning)
         for call, message in grown_modules(self.an, self.module, self.compiled_of) + \
-                weight_dtypes(self.an, self.module, self.compiled_of, self.limit):
-            self.report(call, message)  # a ModuleList grown, weights converted per pass (compile_grown_modules/...)
+                weight_dtypes(self.an, self.module, self.compiled_of, self.limit) + \
+                widened_layers(self.an, self.module, self.compiled_of):
+            self.report(call, message)  # a ModuleList grown, weights converted, a layer widened per pass (compile_grown_modules/...)
         if not done:
             for call, message in per_instance_compiles(self.module, self.inst_sites, self.limit):
                 self.report(call, message)  # instances of different structures (compile_instances)

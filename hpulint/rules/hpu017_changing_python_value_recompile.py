@@ -22,6 +22,8 @@ from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
 from hpulint.rules.compile_cycled_callables import FIX_DTYPE, FIX_FUNCTION
+from hpulint.rules.compile_dim_args import dim_arguments
+from hpulint.rules.compile_grad_presence import grad_presence
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
@@ -30,8 +32,8 @@ from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
 from hpulint.rules.compile_string_lists import string_list_argument
-from hpulint.rules.compiled_region import (LoopCalls, bound_name, compiled_why, int_of_counters, is_compile_call,
-                                           names_in, recompiles_text)
+from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, distinct_values, int_of_counters,
+                                           is_compile_call, names_in, recompiles_text)
 
 MESSAGE = (
     "{what} from one call of the compiled `{name}` to the next: Dynamo guards on {guard} and does not make it "
@@ -94,7 +96,9 @@ class ChangingValueRecompile(LoopCalls):
                "module-level loop that reads a global the loop changes; torch.set_num_threads or set_default_dtype set to 3 "
                "or more values around the calls; an argument cycled over 3 or more functions, module classes or dtypes; "
                "use_deterministic_algorithms or reduced-precision flags in 3 or more combinations; a TorchFunctionMode "
-               "that counts into itself entered around the calls (recompile per value)")
+               "that counts into itself entered around the calls; a parameter used as a dimension given 3 or more values; "
+               "p.grad is None tested over a module that runs a data- or random-picked subset of its submodules "
+               "(recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
@@ -231,6 +235,11 @@ class ChangingValueRecompile(LoopCalls):
             self.report(site, message)  # set_num_threads(n), determinism flags per pass (compile_global_state/flags)
         for stmt, message in stateful_modes(self.module, set(self.compiled)):
             self.report(stmt, message)  # a TorchFunctionMode counting into itself (compile_function_modes)
+        looped = [(c, callee) for c, callee, loop, _ in self.calls if _passes(loop) >= MANY] \
+            if ".grad" in self.ctx.source else []
+        for node, message in dim_arguments(self.an, self.module, self.compiled, self._def, self.limit) + \
+                grad_presence(self.module, self.compiled, self._def, looped, self.limit):
+            self.report(node, message)  # a dimension given 3+ values, grads None by turns (compile_dim_args/grad_presence)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
@@ -448,6 +457,13 @@ def _body_names(fn: cst.FunctionDef) -> set:
     for stmt in fn.body.body:
         out |= set(names_in(stmt))
     return out
+
+
+def _passes(loop) -> int:
+    """How many passes a `for` over a literal makes (a large number when not known)."""
+    node = getattr(loop, "node", None)
+    n = distinct_values(node.iter) if type(node) is cst.For else None
+    return MANY if n is None else n
 
 
 def _bounded_chain(loop, limit: int) -> bool:
