@@ -22,14 +22,13 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, loop_head, names_in
-from hpulint.rules.compile_loop_reach import compiled_site, for_loops, reached_calls
+from hpulint.rules.compile_loop_reach import resets_dynamo, compiled_site, for_loops, reached_calls
 from hpulint.rules.compiled_region import MANY, recompiles_text
 
 DETERMINISTIC = "torch.use_deterministic_algorithms"
 FLAGS = {"torch.backends.cuda.matmul.allow_tf32": "allow_tf32",
          "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": "allow_fp16_reduce",
          "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": "allow_bf16_reduce"}
-RESET = "torch._dynamo.reset"
 MESSAGE = (
     "{name} is called in `{loop}`, which sets {setters} to {n} different combinations: Dynamo guards each graph "
     "on the global state (\"GLOBAL_STATE changed: ...\": {state}), so each combination is a new graph, {values}. "
@@ -51,7 +50,7 @@ def global_flag_changes(an, module: cst.Module, compiled: set, literals: dict, l
         if type(it) not in (cst.List, cst.Tuple) or parts is None:
             continue
         reached = reached_calls(module, loop)
-        if any((an.qualname(c.func) or "") == RESET for c, _, _ in reached):
+        if resets_dynamo(an, reached):
             continue
         used, setters, states = set(), [], []
         for call, bind, _ in reached:

@@ -14,12 +14,10 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, loop_head
-from hpulint.rules.compile_loop_reach import first_call_of, for_loops, reached_calls, roots
-from hpulint.rules.compiled_region import MANY, distinct_values
+from hpulint.rules.compile_loop_reach import first_call_of, repeated_loops, roots
 
 CONTAINERS = frozenset({"ModuleList", "Sequential", "ModuleDict"})
 GROWERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "update"})
-RESET = "torch._dynamo.reset"
 MESSAGE = (
     "`{compiled}` runs `{module}`, whose `{attr}` {how} grows on every pass of `{loop}`: Dynamo guards on the "
     "number of modules in each container `forward` walks (\"len(self._modules['{attr}']._modules) != ...\"), "
@@ -42,13 +40,7 @@ def grown_modules(an, module: cst.Module, compiled_of: dict) -> list:
     module_classes = {n.name.value for n in classes
                       if any(code(b.value).endswith(("Module", "ModuleList", "Sequential")) for b in n.bases)}
     out, done = [], set()
-    for loop in for_loops(an):
-        n = distinct_values(loop.iter)
-        if n is not None and n < MANY:
-            continue
-        reached = reached_calls(module, loop)
-        if any((an.qualname(c.func) or "") == RESET for c, _, _ in reached):
-            continue
+    for loop, n, reached in repeated_loops(an, module):
         for call, bind, scope in reached:
             func = call.func
             if type(func) is not cst.Attribute:

@@ -17,6 +17,30 @@ def for_loops(an) -> list:
     return [lp.node for lp in an.all_loops if type(lp.node) is cst.For]
 
 
+RESET = "torch._dynamo.reset"
+
+
+def resets_dynamo(an, reached: list) -> bool:
+    """A pass that calls `torch._dynamo.reset()` starts every compiled function afresh: what it
+    changes is never a recompile."""
+    return any((an.qualname(c.func) or "") == RESET for c, _, _ in reached)
+
+
+def repeated_loops(an, module: cst.Module):
+    """(loop, its number of distinct values or None, reached calls) for each `for` loop of the file
+    whose passes may be 3 or more (`compiled_region.MANY`: not a literal of fewer values) and that
+    does not reset Dynamo."""
+    from hpulint.rules.compiled_region import MANY, distinct_values
+
+    for loop in for_loops(an):
+        n = distinct_values(loop.iter)
+        if n is not None and n < MANY:
+            continue
+        reached = reached_calls(module, loop)
+        if not resets_dynamo(an, reached):
+            yield loop, n, reached
+
+
 def body_calls(node: cst.CSTNode) -> list:
     """The calls under ``node``, in source order, not inside a nested def, class or lambda."""
     out, stack = [], [node]

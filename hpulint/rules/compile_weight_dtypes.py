@@ -15,11 +15,10 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code, keyword, loop_head
 from hpulint.rules.compile_cycled_callables import dtype_of
-from hpulint.rules.compile_loop_reach import first_call_of, for_loops, reached_calls, resolve, roots
+from hpulint.rules.compile_loop_reach import resets_dynamo, first_call_of, for_loops, reached_calls, resolve, roots
 from hpulint.rules.compiled_region import MANY, recompiles_text
 
 METHODS = {"float": "float32", "half": "float16", "bfloat16": "bfloat16", "double": "float64"}
-RESET = "torch._dynamo.reset"
 MESSAGE = (
     "`{compiled}` runs `{module}`, whose weights `{how}` converts to {n} dtypes in `{loop}`: Dynamo guards on each "
     "parameter's dtype, so each dtype is a new graph, {values}. Compare the precisions in separate processes, or "
@@ -39,7 +38,7 @@ def weight_dtypes(an, module: cst.Module, compiled_of: dict, limit: int) -> list
     for loop in for_loops(an):
         iterated = _iterated_dtypes(an, loop)
         reached = reached_calls(module, loop)
-        if any((an.qualname(c.func) or "") == RESET for c, _, _ in reached):
+        if resets_dynamo(an, reached):
             continue
         found: dict = {}  # compiled name -> (dtypes, how)
         for call, bind, scope in reached:

@@ -14,12 +14,10 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import code, descendants, loop_head
-from hpulint.rules.compile_loop_reach import first_call_of, for_loops, reached_calls, roots
-from hpulint.rules.compiled_region import MANY, distinct_values
+from hpulint.rules.compile_loop_reach import first_call_of, repeated_loops, roots
 
 SIZE_FIELDS = frozenset({"in_features", "out_features", "num_embeddings", "embedding_dim", "in_channels",
                          "out_channels", "num_features", "normalized_shape", "shape", "size"})
-RESET = "torch._dynamo.reset"
 MESSAGE = (
     "`{compiled}` runs `{module}`, whose `{attr}` is replaced by a larger layer on every pass of `{loop}` (through "
     "`{method}()`: `{made}`): Dynamo guards on the sizes of the parameters a graph reads (parameters keep static "
@@ -41,13 +39,7 @@ def widened_layers(an, module: cst.Module, compiled_of: dict) -> list:
     if not widen:
         return []
     out, done = [], set()
-    for loop in for_loops(an):
-        n = distinct_values(loop.iter)
-        if n is not None and n < MANY:
-            continue
-        reached = reached_calls(module, loop)
-        if any((an.qualname(c.func) or "") == RESET for c, _, _ in reached):
-            continue
+    for loop, n, reached in repeated_loops(an, module):
         for call, bind, scope in reached:
             func = call.func
             if type(func) is not cst.Attribute or func.attr.value not in widen:
