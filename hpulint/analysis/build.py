@@ -192,10 +192,11 @@ def _is_cpu(an, node) -> bool:
         # a name bound to the host device in this function or, unless bound here, an enclosing one
         scope = getattr(an, "function", None)
         while scope is not None:
-            if node.value in scope.cpu_names:
-                return True
-            if node.value in scope.bindings:
-                return False
+            if scope.kind != "class":  # (a class body's names are not its methods')
+                if node.value in scope.cpu_names:
+                    return True
+                if node.value in scope.bindings:
+                    return False
             scope = scope.parent
     return False
 

@@ -13,7 +13,7 @@ import re
 import libcst as cst
 
 from hpulint.analysis.names import MARKING_LOADERS
-from hpulint.analysis.syntax import child_nodes, code, last_name, names_in, target_names
+from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, target_names
 from hpulint.analysis.values import Elem, Self, Sym, V_MLOADER, V_SCALAR, V_UNKNOWN
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
@@ -415,13 +415,7 @@ def reset_later(loop_node: cst.CSTNode, stmt: cst.CSTNode, name: str) -> bool:
 
 
 def _holds(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is inner:
-            return True
-        stack.extend(child_nodes(n))
-    return False
+    return any(n is inner for n in descendants(node))
 
 
 def _assigns_in(node: cst.CSTNode):

@@ -15,7 +15,6 @@ from hpulint.analysis.build import _is_cpu, method_hint
 from hpulint.analysis.outputs import run_output
 from hpulint.analysis.names import is_host_name, is_model_name, is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name
-from hpulint.analysis.values import V_TENSOR
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -104,7 +103,7 @@ class HostSyncEveryStep(Rule):
                              "`.tolist()`)", an.value(node.args[0].value))
             elif method == "get_scale" and not node.args and _SCALER.search(last_name(recv) or ""):
                 # torch's GradScaler returns its scale with `.item()` (a host read every call)
-                self._report_any(node, "`GradScaler.get_scale()` (it reads the scale with `.item()`)", [V_TENSOR])
+                self._defer(node, "`GradScaler.get_scale()` (it reads the scale with `.item()`)", lambda: True)
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
                     an.value(el.value) for a in node.args if type(a.value) is cst.Dict
