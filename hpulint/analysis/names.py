@@ -196,6 +196,8 @@ MODEL_BASES = frozenset(
         "composer.ComposerModel", "torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
     }
 )
+# methods that run once per object (set-up, not per call or per step)
+SETUP_METHODS = frozenset({"__init__", "__post_init__", "setup", "build", "reset_parameters"})
 # methods called once per step by a framework (Lightning, Hugging Face, composer)
 STEP_HOOKS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
                         "training_step_end", "validation_step_end", "compute_loss",

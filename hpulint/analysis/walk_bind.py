@@ -9,7 +9,7 @@ from hpulint.analysis import dead, guards
 from hpulint.analysis.build import _is_cpu
 from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
-from hpulint.analysis.names import (DEFERRED_CALLBACKS, HOST_INDEX_FUNCTIONS, MARKING_LOADERS, MASK_FUNCTIONS,
+from hpulint.analysis.names import (DEFERRED_CALLBACKS, SETUP_METHODS, HOST_INDEX_FUNCTIONS, MARKING_LOADERS, MASK_FUNCTIONS,
                                     TENSOR_EVIDENCE)
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.state import Loop
@@ -24,9 +24,6 @@ MODEL_EVIDENCE = frozenset({"eval", "parameters", "named_parameters", "buffers",
                             "named_modules", "children", "named_children", "register_buffer",
                             "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
 
-
-# methods that run once per object: an attribute bumped there is set up, not counted per call
-_SETUP = frozenset({"__init__", "__post_init__", "setup", "build", "reset_parameters"})
 
 _MARKING_LOADER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MARKING_LOADERS)
 
@@ -180,7 +177,7 @@ class Bindings:
         elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and node.target.value.value == "self" and self.current_class is not None:
             self.current_class.attrs.setdefault(node.target.attr.value, []).append(self.value(node.value))
-            if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and self.function.name not in _SETUP:
+            if type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and self.function.name not in SETUP_METHODS:
                 self.current_class.counter_attrs.add(node.target.attr.value)
         elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and int_step(node.value):
@@ -303,7 +300,7 @@ class Bindings:
                     cls.flag_sets.append((target.attr.value, self.function.fid, interval_guards(self)))
                 if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \
                         and any(type(x) is cst.Attribute and x.deep_equals(target) for x in (v.left, v.right)) \
-                        and self.function.name not in _SETUP:
+                        and self.function.name not in SETUP_METHODS:
                     cls.counter_attrs.add(target.attr.value)  # self.n = self.n + 1 (not once, in __init__)
 
     # --- calls: the facts that make a loop a step loop --------------------------------------

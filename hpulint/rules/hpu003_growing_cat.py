@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis import names
 from hpulint.analysis.loops import reset_later
 from hpulint.analysis.syntax import code, names_in
 from hpulint.model import SAFE, Fix
@@ -22,7 +23,7 @@ PADS = frozenset({"torch.nn.functional.pad"})
 # methods whose result has the receiver's shape: `torch.cat([acc.clone(), x])` still grows `acc`
 SAME_SHAPE = frozenset({"index_select", "clone", "contiguous", "detach", "to", "float", "half", "bfloat16",
                         "long", "int", "type_as"})
-SETUP_METHODS = frozenset({"__init__", "__post_init__", "reset", "reset_parameters", "setup"})
+SETUP_METHODS = names.SETUP_METHODS | {"reset"}  # (a state grown there starts over)
 
 MESSAGE = (
     "`{target}` is re-assigned from `{join}` of itself {why}: its shape grows every pass, so "

@@ -227,7 +227,6 @@ class ShortLastBatch(Rule):
         return node
 
 
-# training and test sizes of torchvision datasets whose sizes are fixed
 def _visible(name: str, scope, where, own: bool) -> bool:
     """Whether the loader bound to ``name`` in ``scope`` is the ``name`` a loop in ``where`` reads:
     the same function; a module-level name the function does not bind itself; a parameter of
@@ -241,6 +240,7 @@ def _visible(name: str, scope, where, own: bool) -> bool:
     return scope.kind == "module" and name not in where.bindings
 
 
+# training and test sizes of torchvision datasets whose sizes are fixed
 DATASET_SIZES = {
     "MNIST": (60000, 10000), "FashionMNIST": (60000, 10000), "KMNIST": (60000, 10000),
     "CIFAR10": (50000, 10000), "CIFAR100": (50000, 10000),
