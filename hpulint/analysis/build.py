@@ -17,7 +17,7 @@ from hpulint.analysis.names import (
 from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_LOADER, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, K, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_MASK, V_MLOADER, V_MODEL,
     Choice, V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -316,9 +316,10 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     if qn.startswith("numpy.") or qn.startswith("math."):
         return V_HOST if qn.startswith("numpy.") else V_SCALAR
     if qn in LOADER_CALLS:
-        return V_LOADER
-    if qn in MARKING_LOADERS:
-        return V_MLOADER
+        return an.loader_site(call)
+    if qn in MARKING_LOADERS:  # (the loader it wraps comes first)
+        first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+        return Marking(value(an, first.value)) if first is not None else V_MLOADER
     if qn == "functools.partial" and call.args and call.args[0].keyword is None \
             and all(a.keyword is not None for a in call.args[1:]):
         # `partial(shared_update_fn, sde=sde, corrector=c)`: calling it calls the function (with
@@ -438,9 +439,13 @@ def _arg_values(an, call: cst.Call) -> tuple:
 
 def _torch_op(an, call: cst.Call) -> Val:
     device = keyword(call, "device")
+    dtype = keyword(call, "dtype")
+    boolean = dtype is not None and an.qualname(dtype) == "torch.bool"  # `torch.zeros_like(x, dtype=torch.bool)`
     if device is not None:
-        return V_HOST if _is_cpu(an, device) else V_TENSOR
+        return V_HOST if _is_cpu(an, device) else V_MASK if boolean else V_TENSOR
     parts = _arg_values(an, call)
+    if boolean and parts and (an.qualname(call.func) or "").endswith("_like"):
+        return Arith(parts[:1], "torchmask")  # a mask where its model tensor is
     return Arith(parts, "torch") if parts else V_TENSOR
 
 

@@ -151,6 +151,8 @@ class Analysis(Walker):
         step = next((lp for lp in loop.chain() if lp.is_step_loop), None) if loop is not None else None
         depth = step.if_depth if step is not None else here.function.if_depth
         for b in here.branches[depth:]:
+            if b.exits is not None and step is not None and (b.exits == "return" or b.exits is step):
+                return True  # `if step >= total: print(loss.item()); return`: the last pass only
             if b.in_body and b.interval and id(b.node) not in self.wraps_step:
                 if b.flag and self._step_flag(here, b.flag):
                     continue  # `if self.should_print:` set True on every optimizer step
@@ -261,6 +263,15 @@ class Analysis(Walker):
     def compiled_why(self, fn: Scope) -> Optional[str]:
         """Why ``fn`` runs inside a compiled region (Dynamo traces it), or None (after bind)."""
         return getattr(fn, "compiled_reason", None)
+
+    def loader_fed(self, call) -> Optional[str]:
+        """The lazy target of a training step loop, in any file of the project, that iterates the
+        loader this `DataLoader(...)` call makes; None when none does (or not in lazy mode)."""
+        site = self.loader_sites.get(call)
+        got = self.facts.ask(("loader-fed", site.site)) if site is not None else None
+        if not got or not got[1]:
+            return None
+        return self.configured_target if self.configured_target in ("hpu", "xla") else got[0]
 
     def lazy_mode(self, fn: Scope) -> bool:
         """Whether code in ``fn`` can run in lazy mode (after bind): not when Dynamo traces it

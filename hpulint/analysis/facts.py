@@ -96,6 +96,8 @@ def answer_for(linked, key: tuple):
         return p.counter_attr(key[1], key[2])
     if kind == "counter-attr-named":  # a project class named like the object counts the attribute
         return any(p.counter_attr(cid, key[2]) == key[2] for cid in p.classes_named_like(key[1]))
+    if kind == "loader-fed":  # a training step loop iterates this DataLoader(...) call's loader
+        return linked.fed_loaders().get(key[1])
     if kind == "train":
         return linked.training_facts(key[1], key[2])
     if kind == "trains":  # a training step may run this function (see analysis.outputs)

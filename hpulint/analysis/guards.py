@@ -49,6 +49,7 @@ class Branch(NamedTuple):
     once: frozenset = frozenset()  # counters the test pins to one value (`i == 0`): see once_counters
     pin_only: bool = False  # an interval only because it pins a counter: then only the step loop's own
     flag: Optional[str] = None  # `if self.should_print:`: the flag attribute the test reads
+    exits: object = None  # the body ends the loop: "return", or the Loop its last `break` leaves
 
 
 def is_log_flag(name: str) -> bool:
@@ -146,6 +147,27 @@ def ends_the_run(body: cst.BaseSuite) -> bool:
     # (the search of the whole block last: most blocks end some other way)
     # `if last_stage: ... return loss ... raise NotImplementedError`: most paths return
     return ends and not _leaves_normally(body)
+
+
+def exits_loop(body: cst.BaseSuite) -> Optional[str]:
+    """"return" or "break" when the block ends with one (and holds no `continue`): inside a step
+    loop it runs on the last pass only (`if step > total_steps: print(...); return`)."""
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    if not stmts or type(stmts[-1]) not in (cst.SimpleStatementLine, cst.SimpleStatementSuite) or not stmts[-1].body:
+        return None
+    last = stmts[-1].body[-1]
+    kind = "return" if type(last) is cst.Return else "break" if type(last) is cst.Break else None
+    if kind is None:
+        return None
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.Continue:
+            return None
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.For, cst.While):
+            continue
+        stack.extend(child_nodes(n))
+    return kind
 
 
 def _leaves_normally(body: cst.CSTNode) -> bool:
@@ -344,6 +366,29 @@ def runs_on(device: str, positive: bool, target: str) -> bool:
     """Whether a branch guarded by (device, positive) runs on ``target`` (``device`` may name
     several, "xla|hpu")."""
     return (target in device.split("|")) == positive
+
+
+def bounded_by_count(node: cst.If) -> bool:
+    """`if not ok and printed < 5: printed += 1; print(...)`: a count the body bumps, compared with
+    a literal bound, lets the body run a few times in the whole run (an `and` needs one such
+    operand)."""
+    test, operands = node.test, []
+    while type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        operands.append(test.right)
+        test = test.left
+    operands.append(test)
+    bumped = set()
+    for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if type(small) is cst.AugAssign and type(small.operator) is cst.AddAssign \
+                    and type(small.value) is cst.Integer:
+                bumped.add(_plain_dotted(small.target))
+    for op in operands:
+        if type(op) is cst.Comparison and len(op.comparisons) == 1 \
+                and type(op.comparisons[0].operator) in (cst.LessThan, cst.LessThanEqual) \
+                and type(op.comparisons[0].comparator) is cst.Integer and _plain_dotted(op.left) in bumped - {None}:
+            return True
+    return False
 
 
 def fills_once(node: cst.If, loop: Optional[cst.CSTNode], function: cst.CSTNode) -> bool:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from hpulint.analysis.names import MARKING_LOADERS
 from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, target_names
-from hpulint.analysis.values import Elem, Self, Sym, V_MLOADER, V_SCALAR, V_UNKNOWN
+from hpulint.analysis.values import Elem, Self, Sym, V_SCALAR, V_UNKNOWN, is_marking
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
 _WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
@@ -232,7 +232,7 @@ def iterates_marking_loader(an, it: cst.BaseExpression) -> bool:
     while stack:
         n = stack.pop()
         if type(n) is cst.Name:
-            if an.lookup(n.value) is V_MLOADER:
+            if is_marking(an.lookup(n.value)):
                 return True
             continue
         if type(n) is cst.Call:

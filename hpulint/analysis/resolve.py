@@ -81,6 +81,11 @@ class Resolver:
             return env.param(v.fid, v.name)
         if t == "self":
             return env.instance(v.cls)
+        if t == "loaderat":
+            return R(LOADER, v.site)
+        if t == "marking":
+            base = self(v.base)
+            return R(MLOADER, base.ref, base.parts) if base.kind == LOADER else r(MLOADER)
         if t == "attr":
             return self._attr(self(v.base), v.name)
         if t == "elem":
@@ -233,7 +238,7 @@ class Resolver:
         if k == OPTIMIZER:
             return r(NONE if name in ("step", "zero_grad") else OTHER)
         if k in (LOADER, MLOADER) and name in ("per_device_loader", "__iter__"):
-            return r(MLOADER if name == "per_device_loader" else k)
+            return R(MLOADER, base.ref, base.parts) if name == "per_device_loader" else base
         if k == SYM and base.ref:
             got = self.env.ret(base.ref + "." + name)
             if got.kind == UNKNOWN and name in PRETRAINED_LOADERS and is_model_class_name(base.ref.rsplit(".", 1)[-1]):
@@ -336,6 +341,11 @@ class Resolver:
             specific = next((p for p in real if p.kind == MODEL and p.ref), None)
             if specific is not None:
                 return specific
+        if len(real) > 1 and all(p.kind == LOADER for p in real):
+            # `loader = train_loader if training else val_loader`, a parameter given either: any
+            # of the loaders (its parts, when they are known by where they were made)
+            sites = tuple(dict.fromkeys(q for p in real for q in loader_sites(p)))
+            return R(LOADER, sites[0]) if len(sites) == 1 else R(LOADER, None, tuple(R(LOADER, s) for s in sites))
         if len(real) > 1 and all(p.kind == SYM and p.ref for p in real):
             # `return forward_backward_pipelining` on one path, `return forward_backward_no_pipelining`
             # on another: a call of what it returns may run any of them (see Project.alternatives)
@@ -350,6 +360,13 @@ class Resolver:
             # `self.slots = []`, then `self.slots.append(Slot(...))`: a list of what it is given
             return next((p for p in real if p.kind == TUPLE), real[0])
         return real[0]
+
+
+def loader_sites(res: R) -> tuple:
+    """The `DataLoader(...)` calls a resolved loader may come from (``module#n``; see LoaderAt)."""
+    if res.kind not in (LOADER, MLOADER):
+        return ()
+    return (res.ref,) if res.ref else tuple(p.ref for p in res.parts if p.ref)
 
 
 # a Python int read from a shape (`x.shape[-2]`, `x.size(1)`, arithmetic on them)

@@ -211,4 +211,4 @@ class IfFrame:
         self.else_end: dict = {}
         self.else_defs: set = set()
         self.has_else = node.orelse is not None
-        self.guard = (False, None)  # (interval, device predicate) of its test
+        self.guard = (False, None, frozenset(), False, None)  # (interval, device, once, pin_only, exits)

@@ -5,10 +5,12 @@ loader: :class:`TrainingFacts`, mixed into the link). It reads only the linked f
 so a warm run that checks its cached answers does not import the parser."""
 from __future__ import annotations
 
+import re
 import weakref
 from typing import Optional
 
-from hpulint.analysis.values import LOADER, UNKNOWN
+from hpulint.analysis.resolve import loader_sites
+from hpulint.analysis.values import LOADER, UNKNOWN, Attr, Named, Param, Ret, RetOf, Used
 
 _CALLERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Linked -> its callers map
 # per-step hooks a trainer runs for evaluation only (Lightning runs them without gradients)
@@ -72,12 +74,82 @@ def _unguarded_callers(linked) -> dict:
     return callers
 
 
+def _unwrapped(p, v):
+    """What a loop over ``v`` iterates through a library's wrapper: `tqdm(loader, desc=...)`,
+    `enumerate(loader)`, `islice(loader, n)` give the loader's batches (a project function's
+    result is its own)."""
+    for _ in range(4):
+        if v.tag != "retof" or p.symbol(v.ref) is not None:
+            break
+        first = next((a for k, a in v.args if k == 0), None)
+        if first is None:
+            break
+        v = first
+    return v
+
+
+_TRAINER = re.compile(r"trainer$", re.I)
+
+
+def _given_to_trainer(callee, args, kwargs):
+    """The loader a framework trainer trains on: `trainer.run(loader)` (ignite's Engine from
+    `create_supervised_trainer`), `trainer.fit(model, loader)` or `fit(..., train_dataloaders=)`
+    (Lightning's Trainer); the trainer is known by its name or its factory's."""
+    if type(callee) is not Attr or callee.name not in ("run", "fit"):
+        return None
+    base = callee.base
+    while type(base) in (Named, Used) and not (type(base) is Named and _TRAINER.search(base.name)):
+        base = base.base
+    name = base.name if type(base) in (Named, Param, Attr) else \
+        base.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1] if type(base) in (Ret, RetOf) else ""
+    if not _TRAINER.search(name.replace("create_supervised_trainer", "trainer")):
+        return None
+    if callee.name == "run":
+        return args[0] if args else kwargs.get("data")
+    return args[1] if len(args) > 1 else kwargs.get("train_dataloaders", kwargs.get("train_dataloader"))
+
+
 class TrainingFacts:
     """What a training loop does, with its callees (a mixin of
     :class:`hpulint.analysis.link.Linked`: ``project``, ``sites``, ``step_loops`` and
     ``_inner_loops`` come from the class it is mixed into)."""
 
     _builds_device_loaders: Optional[bool] = None
+    _fed: Optional[dict] = None
+
+    def fed_loaders(self) -> dict:
+        """``module#n`` of a `DataLoader(...)` call -> [target, lazy, where] of a training step
+        loop that iterates the loader it makes, in any file: the loader reaches the loop through
+        returns, tuple parts, parameters (its call sites) and attributes (see values.LoaderAt).
+        A loop on a lazy target is preferred when several iterate the same loader."""
+        if self._fed is None:
+            fed: dict = {}
+            p = self.project
+            for fid, j in self.step_loops:
+                mod, f = p.functions[fid]
+                it = f["loops"][j]["iter"]
+                sites = loader_sites(p.resolve(_unwrapped(p, p.val(it, mod)))) if it is not None else ()
+                if not sites:
+                    continue
+                facts = self.training_facts(fid, j)
+                if not (facts["backward"] or facts["opt_step"]):
+                    continue  # evaluation: its short batch costs one graph more, once
+                target = self.targets.get(fid)
+                lazy = fid not in self.eager and (fid not in self.compiled or fid not in self.compiled_unconditionally)
+                entry = [target[0] if target else None, lazy, self.where(fid)]
+                for site in sites:
+                    old = fed.get(site)
+                    if old is None or (entry[0] and entry[1] and not (old[0] and old[1])):
+                        fed[site] = entry
+            for fid in p.functions:  # `trainer.run(train_loader)`, `trainer.fit(model, train_loader)`
+                target = self.targets.get(fid)
+                for _, callee, args, kwargs, *_ in p.calls(fid):
+                    given = _given_to_trainer(callee, args, kwargs)
+                    for site in loader_sites(p.resolve(given)) if given is not None else ():
+                        if site not in fed or not fed[site][0]:
+                            fed[site] = [target[0] if target else None, fid not in self.eager, self.where(fid)]
+            self._fed = fed
+        return self._fed
 
     def _device_loaders(self) -> bool:
         """Some module of the project builds an MpDeviceLoader/ParallelLoader."""

@@ -287,6 +287,29 @@ class Choice(Val):
         self.parts = parts
 
 
+class LoaderAt(Val):
+    """The data loader a `DataLoader(...)` call makes: ``site`` names the call (``module#n``, the
+    n-th loader the file makes), so the link step can tell which loader a loop iterates, across
+    files (see ``Linked.fed_loaders``)."""
+
+    __slots__ = ("site",)
+    tag = "loaderat"
+
+    def __init__(self, site: str) -> None:
+        self.site = site
+
+
+class Marking(Val):
+    """A loader that marks a step per batch (`MpDeviceLoader(loader, device)`,
+    `ParallelLoader(...)`) wrapping ``base``: the loader it wraps, when known, is its site."""
+
+    __slots__ = ("base",)
+    tag = "marking"
+
+    def __init__(self, base: Val) -> None:
+        self.base = base
+
+
 class Tup(Val):
     __slots__ = ("parts",)
     tag = "tup"
@@ -325,7 +348,7 @@ MAX_DEPTH = 8  # deeper expressions are not followed: unknown
 
 
 def depth(v: Val) -> int:
-    if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used)):
+    if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
         return 1 + depth(v.base)
     if isinstance(v, (Arith, Join, Tup, Choice)):
         return 1 + max((depth(p) for p in v.parts), default=0)
@@ -350,7 +373,7 @@ def to_json(v: Val):
     t = v.tag
     if t == "k":
         return v.kind
-    if t in ("sym", "ret", "self"):
+    if t in ("sym", "ret", "self", "loaderat"):
         return [t, v.fields()[0]]
     if t == "param":
         return [t, v.fid, v.name]
@@ -360,7 +383,7 @@ def to_json(v: Val):
         return [t, to_json(v.base), v.index]
     if t == "meth":
         return [t, to_json(v.base), v.name, v.hint]
-    if t == "call":
+    if t in ("call", "marking"):
         return [t, to_json(v.base)]
     if t == "named":
         return [t, to_json(v.base), v.name]
@@ -386,6 +409,8 @@ def from_json(j, ref=None) -> Val:
         return RetOf(ref(j[1]) if ref else j[1], tuple((k, from_json(a, ref)) for k, a in j[2]))
     if t == "self":
         return Self(j[1])
+    if t == "loaderat":
+        return LoaderAt(j[1])
     if t == "param":
         return Param(j[1], j[2])
     if t == "attr":
@@ -396,6 +421,8 @@ def from_json(j, ref=None) -> Val:
         return Meth(from_json(j[1], ref), j[2], j[3])
     if t == "call":
         return CallV(from_json(j[1], ref))
+    if t == "marking":
+        return Marking(from_json(j[1], ref))
     if t == "named":
         return Named(from_json(j[1], ref), j[2])
     if t == "used":
@@ -423,7 +450,7 @@ def leaves(v: Val):
         x = stack.pop()
         if isinstance(x, (Sym, Ret, Param, Self)):
             yield x
-        elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used)):
+        elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
             stack.append(x.base)
         elif isinstance(x, (Arith, Join, Tup, Choice)):
             stack.extend(x.parts)
@@ -438,6 +465,13 @@ def by_name(name: str) -> R:
     if is_optimizer_name(name):
         return r(OPTIMIZER)
     return R_UNKNOWN
+
+
+def is_marking(v: Val) -> bool:
+    """A marking loader's value (`MpDeviceLoader(...)`, or one bound to a name)."""
+    while type(v) is Named:
+        v = v.base
+    return v is V_MLOADER or type(v) is Marking
 
 
 def is_device_tensor(res: R) -> bool:

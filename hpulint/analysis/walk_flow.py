@@ -70,11 +70,13 @@ class Flow:
             device = guards.NEVER  # `if args.device == "hpu":` after `args.device = torch.device("hpu")`
         if not interval:
             loop = self.loop.node if self.loop is not None else None
-            interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body)
+            interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body) \
+                or guards.bounded_by_count(node)
         once = guards.once_counters(node.test, self._counters_here())
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
         pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
-        frame.guard = (interval, device, once, pin_only)
+        exits = guards.exits_loop(node.body) if self.loop is not None else None
+        frame.guard = (interval, device, once, pin_only, self.loop if exits == "break" else exits)
         if interval and type(node.test) is cst.Name and node.test.value in self.function.interval_flags:
             self.function.flag_ifs.append((id(node), node.test.value))
         self._branch_of[id(node.body)] = ("if-body", frame)
@@ -149,10 +151,10 @@ class Flow:
         kind, frame = info
         self._push_block(kind)
         if frame is not None:
-            interval, device, once, pin_only = frame.guard
+            interval, device, once, pin_only, exits = frame.guard
             flag = guards.flag_attribute(frame.node.test) if kind == "if-body" else None
             self.if_branches.append(guards.Branch(frame.node, kind == "if-body", interval, device, once, pin_only,
-                                                  flag))
+                                                  flag, exits if kind == "if-body" else None))
             plain = guards.not_tensor_exprs(frame.node.test, kind == "if-body")
             self.not_tensors.append((self.function, set(plain)) if plain else None)
             if plain:

@@ -22,7 +22,7 @@ from hpulint.analysis import build
 from hpulint.analysis.names import STAR_CONVENTIONS, STEP_MARKERS
 from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
-from hpulint.analysis.values import Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
+from hpulint.analysis.values import LoaderAt, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
 from hpulint.analysis.walk_bind import Bindings
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
@@ -77,8 +77,16 @@ class Walker(Definitions, Flow, Bindings):
         self.star_imports: list = []  # modules `from m import *` reads
         self._qual_count: dict = {}
         self.int_seq_fns: dict = {}  # fid -> arity of the host int sequence every return of it gives
+        self.loader_sites: dict = {}  # DataLoader(...) Call -> its LoaderAt (see loader_site)
 
     # --- queries used while walking --------------------------------------------------------
+
+    def loader_site(self, call: cst.Call) -> LoaderAt:
+        """The loader a `DataLoader(...)` call makes, named by the file's count of such calls."""
+        site = self.loader_sites.get(call)
+        if site is None:
+            site = self.loader_sites[call] = LoaderAt(f"{self.module}#{len(self.loader_sites)}")
+        return site
 
     @property
     def scope(self) -> Scope:

@@ -42,6 +42,7 @@ class ShortLastBatch(Rule):
         self.bound: dict = {}  # name -> the value assigned to it (None: assigned more than once)
         self.hooks: list = []  # (Call, function, flag): loaders a Lightning train_dataloader() returns
         self.sources: dict = {}  # (id(function), name) -> the names its value was made from
+        self.seen: set = set()  # DataLoader calls already considered
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -86,14 +87,21 @@ class ShortLastBatch(Rule):
             if self.an.qualname(call.func) in LOADERS:
                 self._candidate(call, None)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """Any other `DataLoader(...)`: returned by a factory, passed to a function, kept in a
+        container; the project's link says whether a training loop iterates it."""
+        if node not in self.seen and self.an.qualname(node.func) in LOADERS:
+            self._candidate(node, None)
+
     def _candidate(self, call: cst.Call, name, hook=None) -> None:
+        self.seen.add(call)
         kw = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
         flag = None
         drop = kw.get("drop_last")
         if type(drop) is cst.Attribute:  # drop_last=FLAGS.drop_last: an option, maybe off
             flag = drop.attr.value
-        elif drop is not None:
-            return
+        elif drop is not None and not (type(drop) is cst.Name and drop.value == "False"):
+            return  # (`drop_last=False` written out keeps the short batch like the default)
         if "batch_sampler" in kw:
             return
         if type(kw.get("batch_size")) is cst.Name and kw["batch_size"].value == "None":
@@ -166,6 +174,8 @@ class ShortLastBatch(Rule):
                 own = (id(scope), name) in consumed
                 hit = next((t for names, _, t, where in fed
                             if name in names and _visible(name, scope, where, own)), None)
+            if not hit:  # a training loop in another function or file iterates it (through returns,
+                hit = an.loader_fed(call)  # parameters and attributes: the project's link)
             if hit and flag is not None:
                 value = dotted(next(a.value for a in call.args if a.keyword is not None
                                     and a.keyword.value == "drop_last")) or flag
@@ -272,6 +282,11 @@ def _attrs_in(node: cst.CSTNode):
 
 def _drop_last_fix(call: cst.Call) -> Fix:
     args = list(call.args)
+    given = next((k for k, a in enumerate(args) if a.keyword is not None and a.keyword.value == "drop_last"), None)
+    if given is not None:  # `drop_last=False`: turned into True
+        args[given] = args[given].with_changes(value=cst.Name("True"))
+        return Fix(UNSAFE, "pass drop_last=True (the last partial batch is skipped)",
+                   {call: call.with_changes(args=args)})
     new = cst.Arg(keyword=cst.Name("drop_last"), value=cst.Name("True"),
                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                         whitespace_after=cst.SimpleWhitespace("")))
