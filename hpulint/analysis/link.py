@@ -248,6 +248,14 @@ class Linked(TargetsAndRegions, TrainingFacts):
                 got = next((c for c in held if c in self.calls_model), None)
                 if got is not None:
                     return f"calls {self.called(got)}, which calls a model"
+            if info["carried"]:
+                # `for i in range(n): x = self._maskgit_update(x, ...)` with another sampler's update,
+                # which holds loops of its own, in another branch: a one-step update that calls the
+                # model makes each pass a step
+                got = next((cls[1] for _, cls, *_ in own if cls is not None and cls[1] not in multi
+                            and cls[1] in self.calls_model and cls[1] != fid), None)
+                if got is not None:
+                    return f"calls {self.called(got)}, which calls a model"
             return None  # each pass runs whole step loops (a sampling run, an epoch)
         why = self._model_call(fid, index)
         if why is not None:

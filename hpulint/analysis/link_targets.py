@@ -24,6 +24,7 @@ class TargetsAndRegions:
                     self.targets[fid] = (t, f"{path} {ev[t]}")
                     todo.append(fid)
                     break
+        todo += self._device_getter_callers()
         while todo:
             fid = todo.pop()
             target, evidence = self.targets[fid]
@@ -39,6 +40,26 @@ class TargetsAndRegions:
             if known:
                 for f in c["methods"].values():
                     self.targets.setdefault(f, known[0])
+
+    def _device_getter_callers(self) -> list:
+        """`device = get_device()` where `utils.get_device` returns `xm.xla_device()` (its file
+        imports torch_xla): the caller runs on that device too, whatever its own file imports."""
+        p = self.project
+        getters = {fid for fid, (mod, f) in p.functions.items()
+                   if fid in self.targets and f["ret"] is not None and _device_call(f["ret"])}
+        out = []
+        if not getters:
+            return out
+        for fid in p.functions:
+            if fid in self.targets:
+                continue
+            got = next((cls[1] for _, cls, *_ in self.sites[fid] if cls is not None and cls[1] in getters), None)
+            if got is not None:
+                target, evidence = self.targets[got]
+                self.targets[fid] = (target, f"{evidence}, and {self.where(fid)} gets its device from "
+                                             f"{p.functions[got][1]['name']}()")
+                out.append(fid)
+        return out
 
     # --- compiled regions ----------------------------------------------------------------
 
@@ -151,3 +172,19 @@ class TargetsAndRegions:
                     continue
                 self.eager[g] = f"called from {self.where(fid)}, which runs eagerly"
                 todo.append(g)
+
+
+# calls that make a device object: `xm.xla_device()`, `torch_xla.device()`, `torch.device("hpu")`
+DEVICE_CALLS = frozenset({"torch_xla.core.xla_model.xla_device", "torch_xla.device", "torch.device"})
+
+
+def _device_call(j) -> bool:
+    """Is the summary value ``j`` (JSON) a device made by one of DEVICE_CALLS?"""
+    while isinstance(j, list) and j[0] in ("named", "used"):
+        j = j[1]
+    if not isinstance(j, list):
+        return False
+    if j[0] == "meth" and isinstance(j[1], list) and j[1][0] == "sym":
+        return f"{j[1][1]}.{j[2]}" in DEVICE_CALLS
+    return j[0] in ("ret", "retof") and j[1] in DEVICE_CALLS
+

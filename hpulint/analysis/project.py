@@ -145,6 +145,10 @@ class Project(ClassQueries):
                 continue
             rest = parts[k:]
             if not rest:
+                if k > 1:  # `core.training.Trainer`: the package's binding shadows its submodule
+                    bound = self._package_binding(".".join(parts[:k - 1]), parts[k - 1], depth)
+                    if bound is not None:
+                        return bound
                 return ("mod", mod)
             j = s["defs"].get(rest[0])
             if j is None:
@@ -161,6 +165,38 @@ class Project(ClassQueries):
                     target += "." + ".".join(rest[1:])
                 return self.symbol(target, depth + 1)
             return ("val", v) if len(rest) == 1 else None
+        return None
+
+    def _self_sibling(self, fid: str, name: str) -> Optional[str]:
+        """The module-level function ``name`` taking ``self`` beside the module-level function
+        ``fid`` that takes ``self`` too (both written as methods of one object), or None."""
+        entry = self.functions.get(fid)
+        if entry is None or entry[1]["cls"] is not None or entry[1]["params"][:1] != ["self"]:
+            return None
+        mod = entry[0]
+        other = self.functions.get(f"{mod}:{name}")
+        if other is None or other[1]["cls"] is not None or other[1]["params"][:1] != ["self"]:
+            return None
+        return f"{mod}:{name}"
+
+    def _package_binding(self, package: str, name: str, depth: int) -> Optional[tuple]:
+        """What ``package.name`` is when the package's ``__init__`` binds ``name`` itself, over
+        the submodule of that name: `from .Trainer import *` (or `from .Trainer import Trainer`)
+        in `training/__init__.py` makes `training.Trainer` the class once the import has run."""
+        s = self.modules.get(package)
+        if s is None or not s.get("package"):
+            return None
+        sub = f"{package}.{name}"
+        j = s["defs"].get(name)
+        if j is not None:
+            v = self.val(j, package)
+            if v.tag == "sym" and v.ref != sub:
+                return self.symbol(v.ref, depth + 1)
+            return None
+        for star in s.get("stars", ()):
+            found = self.symbol(f"{self.absolute(star, package)}.{name}", depth + 1)
+            if found is not None and found != ("mod", sub):
+                return found
         return None
 
     # --- classes -----------------------------------------------------------------------------
@@ -261,6 +297,13 @@ class Project(ClassQueries):
             out = [t for v in self.passed(callee.base) for t in self.targets(Attr(v, callee.name), name, depth + 1)]
             if out:
                 return out
+        if got is None and callee.tag == "attr" and isinstance(callee.base, Param) and callee.base.name == "self":
+            # `self._maskgit_update(...)` in a module-level `def _sample(self, ...)`: functions
+            # written to be installed as methods (`setattr(self, name, MethodType(fn, self))`)
+            # call their siblings of the module through self
+            sibling = self._self_sibling(callee.base.fid, callee.name)
+            if sibling is not None:
+                return [("fn", sibling, 1)]
         if got is None and callee.tag == "attr" and callee.name == "apply":
             fns = self._function_apply(callee)
             if fns:
@@ -357,6 +400,8 @@ class Project(ClassQueries):
                 return self._classify_value(res(callee), callee, res)
             if base.kind == MODEL and name not in MODULE_METHODS and not is_housekeeping_name(name):
                 return ("model", None, 1)  # a method of a library model: model.decode(z)
+            if base.kind == UNKNOWN and name == "forward":
+                return ("model", None, 1)  # `self.forward(x)` in a function installed as a method
             return None
         return self._classify_value(res(callee), callee, res)
 
