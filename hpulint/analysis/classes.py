@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_housekeeping_name
+from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is_housekeeping_name, is_model_class_name
 from hpulint.analysis.values import INST, MODEL, UNKNOWN
+
+# libraries whose classes named like models (`LlavaForConditionalGeneration`) are nn.Modules
+_MODEL_LIBRARIES = ("transformers.", "diffusers.", "timm.", "optimum.")
 
 
 class ClassQueries:
@@ -54,6 +57,7 @@ class ClassQueries:
         bases = self.external_bases(cid)
         model = any(b in MODULE_BASES or b in MODEL_BASES or (b.startswith("torch.nn.") and b.rsplit(".", 1)[-1][:1].isupper())
                     or b.endswith(("LightningModule", "PreTrainedModel", "ModelMixin", "ComposerModel"))
+                    or (b.startswith(_MODEL_LIBRARIES) and is_model_class_name(b.rsplit(".", 1)[-1]))
                     for b in bases)
         if not model:
             # an unknown framework base (not a plain object) and a forward(): a model

@@ -47,6 +47,25 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
     return None
 
 
+# a library model's helpers that run when it is built, loaded or saved, not on every forward
+_SETUP_HELPER = re.compile(r"init|weight|tie|load|save|checkpointing|pretrained|config|embeddings|resize|"
+                           r"register|^_set_|^_get_name|^_can_|^_supports|^_check|^_hf_|^_from", re.I)
+
+
+def _library_forward(p, cid: str) -> bool:
+    """The class runs a library model's forward(): no project class in its MRO defines one and a
+    base is a library's model class (not torch's nn.Module, which calls no helper)."""
+    if any("forward" in p.classes[c][1]["methods"] for c in p.mro(cid)):
+        return False
+    return any(not b.startswith("torch.") and b not in ("object",) for b in p.external_bases(cid))
+
+
+def _on_self(callee, classes: set) -> bool:
+    """Is the summary callee `self.<name>` in a method of one of ``classes``?"""
+    return isinstance(callee, list) and callee[0] == "attr" and isinstance(callee[1], list) \
+        and callee[1][0] == "self" and callee[1][1] in classes
+
+
 def _runs_training(f: dict) -> bool:
     """A forward() whose loops run backward() and an optimizer step: a trainer written as a
     module (`trainer()` runs the whole training); its own body runs once, its loop is the step."""
@@ -67,6 +86,18 @@ def step_seeds(p) -> dict:
                 fid = methods.get(name)
                 if fid and not _runs_training(p.functions[fid][1]):
                     hot[fid] = FORWARD_SEED if name == "forward" else CALL_SEED
+        if p.is_model_class(cid) and _library_forward(p, cid):
+            # a subclass of a library's model that keeps the library's forward() and overrides
+            # its private helpers (`_merge_input_ids_with_image_features`): nothing in the
+            # project calls them, the library's forward() does, on every call
+            mro = set(p.mro(cid))
+            called = {c[6] for k in mro for g in p.classes[k][1]["methods"].values() if g in p.functions
+                      for c in p.functions[g][1]["calls"] if _on_self(c[0], mro)}
+            for name, fid in methods.items():
+                if name.startswith("_") and not name.startswith("__") and name not in called \
+                        and not _SETUP_HELPER.search(name):
+                    hot.setdefault(fid, f"{name}() overrides a helper of a library model's forward(), "
+                                        "which runs it on every call")
         if p.is_model_class(cid) and ("backward" in methods or "train_batch" in methods) \
                 and ("step" in methods or any("step" in p.classes[c][1]["methods"] for c in p.mro(cid))):
             # a training engine (DeepSpeed's `DeepSpeedEngine`, its `PipelineEngine`): a module
