@@ -93,7 +93,7 @@ HOST_FACTORIES = frozenset(
 MASK_FUNCTIONS = frozenset(
     f"torch.{n}" for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and",
                            "logical_or", "logical_not", "logical_xor", "eq", "ne", "gt", "ge", "lt",
-                           "le", "isin", "isclose", "signbit")
+                           "le", "isin", "isclose", "signbit", "all", "any")
 )
 MASK_METHODS = frozenset({"bool", "eq", "ne", "gt", "ge", "lt", "le", "isnan", "isinf", "isfinite",
                           "logical_and", "logical_or", "logical_not", "isclose", "all", "any",

@@ -32,7 +32,8 @@ class HostSyncEveryStep(Rule):
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =", "get_scale(")
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =",
+                "get_scale(", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -154,6 +155,17 @@ class HostSyncEveryStep(Rule):
         if (an.function.kind == "module" and an.loop is None) or self._failing:
             return
         self._report(node, "formatting a tensor into a string", an.value(node.expression))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """`'loss=%5.3f' % loss`, `"%d/%d" % (i, n)`: %-formatting reads each tensor operand."""
+        an = self.an
+        if type(node.operator) is not cst.Modulo or type(node.left) not in (cst.SimpleString, cst.ConcatenatedString):
+            return
+        if (an.function.kind == "module" and an.loop is None) or self._failing:
+            return
+        right = node.right
+        parts = [e.value for e in right.elements if type(e) is cst.Element] if type(right) is cst.Tuple else [right]
+        self._report_any(node, "formatting a tensor into a string", [an.value(p) for p in parts])
 
     def _report(self, node: cst.CSTNode, what: str, val, strict: bool = True) -> None:
         """``strict``: the value must be known to be a device tensor (else: not known to be on

@@ -16,6 +16,7 @@ import re
 
 from hpulint.analysis.build import mask_value
 from hpulint.analysis.syntax import last_name
+from hpulint.analysis.values import Arith, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Used
 from hpulint.rules.base import Rule
 
 _MASK_NAME = re.compile(r"^\w+_mask$", re.I)  # `sequence_mask`, `keep_mask` (a bare `mask` may be an index)
@@ -38,6 +39,8 @@ ALTERNATIVE = {
                "the dynamic part between step markers",
     "repeat_interleave": "Pass `output_size=` so the output shape is known",
     "slice": "Pad to a fixed bucket of sizes, or isolate the dynamic part between step markers",
+    "size": "Use a fixed upper bound (the padded or maximum size) and mask the rest, or isolate the "
+            "dynamic part between step markers",
 }
 MESSAGE = (
     "{what}: its output shape depends on the data, so the graph changes with the data and the "
@@ -129,6 +132,23 @@ class DynamicShapeInHotPath(Rule):
                 recv = an.value(func.value)
                 self._report(node, f"`{leaf}`", "nonzero", lambda recv=recv: an.is_device_tensor(recv))
                 return
+        topk = qn == "torch.topk" or (method == "topk" and not qn.startswith(("torch.", "numpy.")))
+        if qn in SIZED_FACTORIES or topk:
+            sizes = _topk_k(node, qn == "torch.topk") if topk else _size_args(node, qn)
+            if sizes:
+                here = an.here()
+                values = [an.value(p) for p in sizes]
+
+                def data_size(values=values, sizes=sizes, here=here):
+                    # (a tensor computed here: an element of an argument unpacked, a packed
+                    # sequence's `batch_sizes[0]`, may be a host tensor the analysis cannot place)
+                    return any(_computed(q) and (an.is_device_tensor(q) or (
+                        an.is_data_scalar(q) and not an.same_every_pass(here, p)))
+                        for v, p in zip(values, sizes) for q in (v.parts if isinstance(v, Join) else (v,)))
+
+                self._report(node, f"a size read from tensor data given to `{'topk' if topk else qn}`", "size",
+                             data_size)
+            return
         if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and not qn.startswith("torch.")):
             repeats = node.args[1:2] if qn == "torch.repeat_interleave" else node.args[:1]
             if any(a.keyword is not None and a.keyword.value == "output_size" for a in node.args):
@@ -150,6 +170,45 @@ class DynamicShapeInHotPath(Rule):
             return an.every_step(here)
 
         self.report(node, MESSAGE.format(what=what, why="{why}", alternative=ALTERNATIVE[kind]), when=when)
+
+
+# factories whose output shape is their arguments: `torch.zeros(batch, n)`, `torch.arange(n)`
+SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "arange"))
+
+
+def _size_args(call: cst.Call, qn: str) -> list:
+    """The expressions that give the output's shape: the positional sizes (or the parts of a
+    tuple or list given as the size), the `size=` keyword; for `full`, its size only."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if qn == "torch.full":
+        positional = positional[:1]
+    kw = [a.value for a in call.args if a.keyword is not None and a.keyword.value in ("size", "end", "start")]
+    out = []
+    for p in positional + kw:
+        if type(p) in (cst.Tuple, cst.List):
+            out += [e.value for e in p.elements if type(e) is cst.Element]
+        else:
+            out.append(p)
+    return out
+
+
+def _computed(v) -> bool:
+    """Is the value computed by an operation (a reduction, arithmetic, a call's result), not only
+    read out of a parameter or an attribute?"""
+    while isinstance(v, (Elem, Named, Used)):
+        v = v.base
+    if isinstance(v, Join):
+        return any(_computed(p) for p in v.parts)
+    if isinstance(v, Arith) and v.op == "num":  # `int(batch_sizes[0])`: what the number is read from
+        return any(_computed(p) for p in v.parts)
+    return isinstance(v, (Arith, Meth, CallV, Ret, RetOf, K))
+
+
+def _topk_k(call: cst.Call, function: bool) -> list:
+    """`k` of `torch.topk(x, k)` / `x.topk(k)` (positional or keyword)."""
+    kw = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "k"]
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return kw or positional[1:2] if function else kw or positional[:1]
 
 
 def _is_where1(an, node: cst.BaseExpression) -> bool:

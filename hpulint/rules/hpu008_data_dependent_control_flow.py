@@ -23,12 +23,13 @@ class DataDependentControlFlow(Rule):
     code = "HPU008"
     name = "data-dependent-control-flow"
     summary = "if/while/assert on a tensor value in forward() or a step loop"
-    triggers = ("if ", "while ", "assert ")
+    triggers = ("if ", "while ", "assert ", "not ")
     lazy_mode_only = True
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ragged: dict = {}  # (function, name) bound to a result whose size follows the data -> its input
+        self.tested: set = set()  # `not` operations inside a test checked already
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`idx = torch.nonzero(m)`, `rejected = (p > q).nonzero()`: its length is data."""
@@ -58,8 +59,15 @@ class DataDependentControlFlow(Rule):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._check(node.test, "... if ... else ...")
 
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        """`left_padding = not torch.sum(ids[:, -1] == pad)`: `not` takes the tensor's truth in
+        Python wherever it is written, not only in a test."""
+        if type(node.operator) is cst.Not and node not in self.tested:
+            self._check(node, "not")
+
     def _check(self, test: cst.BaseExpression, kind: str) -> None:
         an = self.an
+        self.tested.update(n for n in _nots(test))
         parts, scans = [], []
         for p, devices in _operands(test, an):
             if type(p) is cst.Comparison and type(p.comparisons[0].operator) in (cst.In, cst.NotIn):
@@ -112,6 +120,18 @@ class DataDependentControlFlow(Rule):
                 if type(n) is cst.Comparison:
                     stack += [c.comparator for c in n.comparisons]
         return None
+
+
+def _nots(test: cst.BaseExpression):
+    """The `not` operations of a test, through `and`/`or`/`not`."""
+    stack = [test]
+    while stack:
+        n = stack.pop()
+        if type(n) is cst.UnaryOperation and type(n.operator) is cst.Not:
+            yield n
+            stack.append(n.expression)
+        elif type(n) is cst.BooleanOperation:
+            stack += (n.left, n.right)
 
 
 RAGGED_FUNCTIONS = frozenset({"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique"})
