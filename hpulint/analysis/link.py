@@ -26,6 +26,7 @@ from typing import Optional
 
 from hpulint.analysis.calls import PROPERTY_READ
 from hpulint.analysis.loop_kinds import numbers_models, samples
+from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
@@ -37,7 +38,7 @@ MAX_ROUNDS = 6
 LOADER_PASS = "iterates a data loader"
 
 
-class Linked(TargetsAndRegions, TrainingFacts):
+class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
     """The project's linked facts (plain data: picklable, cheap to ship to worker processes)."""
 
     def __init__(self, project: Project, target: str = "auto") -> None:
@@ -442,58 +443,6 @@ class Linked(TargetsAndRegions, TrainingFacts):
             return out
         # callbacks: optimizer.step(closure), checkpoint(fn, x)
         return out + self.project.functions_passed(args, kwargs)
-
-    # --- counters carried into callees ---------------------------------------------------
-
-    def _counters(self) -> None:
-        p = self.project
-        changed = True
-        rounds = 0
-        while changed and rounds < MAX_ROUNDS * 2:
-            changed = False
-            rounds += 1
-            for fid, sites in self.sites.items():
-                for loop, cls, args, kwargs, tainted, deferred, callee, _ in sites:
-                    if not tainted or cls is None or cls[1] is None or cls[1] not in p.functions:
-                        continue
-                    target = cls[1]
-                    params = p.functions[target][1]["params"]
-                    for key, origin in tainted.items():
-                        reason = self._taint_reason(fid, origin)
-                        if reason is None:
-                            continue
-                        if isinstance(key, int) or key.isdigit():  # positional (JSON keeps keys as str)
-                            idx = int(key) + cls[2]
-                            if idx >= len(params) or params[idx].startswith("*"):
-                                continue
-                            name = params[idx]
-                        else:
-                            name = key
-                        got = self.counter_params.setdefault(target, {})
-                        if name not in got:
-                            got[name] = reason
-                            changed = True
-
-    def _taint_reason(self, fid: str, origin: str) -> Optional[str]:
-        kind, _, rest = origin.partition(":")
-        if kind == "loop":
-            if (fid, int(rest)) in self.step_loops:
-                return f"the counter of the step loop in {self.where(fid)}"
-            return None
-        return self.counter_params.get(fid, {}).get(rest)
-
-    # --- parameters used as indices -----------------------------------------------------
-
-    def tensor_index_params(self, fid: str) -> list:
-        """Parameters of ``fid`` that index a device tensor (`alphas[index]`)."""
-        p = self.project
-        mod, f = p.functions[fid]
-        out = []
-        for name, j in f.get("index_uses", ()):
-            if name not in out and p.resolve(p.val(j, mod)).kind in ("tensor", "mask"):
-                out.append(name)
-        return out
-
 
 def link(summaries: list, target: str) -> Linked:
     """The project of ``summaries`` (None for a file that has none), linked. The summaries are

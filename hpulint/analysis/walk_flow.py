@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis import dead, guards
+from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
 from hpulint.analysis.loops import (bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
@@ -70,12 +70,12 @@ class Flow:
             device = guards.NEVER  # `if args.device == "hpu":` after `args.device = torch.device("hpu")`
         if not interval:
             loop = self.loop.node if self.loop is not None else None
-            interval = guards.fills_once(node, loop, self.function.node) or guards.ends_the_run(node.body) \
-                or guards.bounded_by_count(node)
+            interval = few.fills_once(node, loop, self.function.node) or few.ends_the_run(node.body) \
+                or few.bounded_by_count(node)
         once = guards.once_counters(node.test, self._counters_here())
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
         pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
-        exits = guards.exits_loop(node.body) if self.loop is not None else None
+        exits = few.exits_loop(node.body) if self.loop is not None else None
         frame.guard = (interval, device, once, pin_only, self.loop if exits == "break" else exits)
         if interval and type(node.test) is cst.Name and node.test.value in self.function.interval_flags:
             self.function.flag_ifs.append((id(node), node.test.value))
