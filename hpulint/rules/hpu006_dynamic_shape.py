@@ -146,8 +146,9 @@ class DynamicShapeInHotPath(Rule):
                         an.is_data_scalar(q) and not an.same_every_pass(here, p)))
                         for v, p in zip(values, sizes) for q in (v.parts if isinstance(v, Join) else (v,)))
 
-                self._report(node, f"a size read from tensor data given to `{'topk' if topk else qn}`", "size",
-                             data_size)
+                name = "topk" if topk else qn
+                self._report(node, f"a {'bound' if name == 'torch.arange' else 'size'} read from tensor data given "
+                                   f"to `{name}` (Python reads it from the device at every call)", "size", data_size)
             return
         if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and not qn.startswith("torch.")):
             repeats = node.args[1:2] if qn == "torch.repeat_interleave" else node.args[:1]
