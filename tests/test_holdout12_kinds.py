@@ -447,3 +447,47 @@ def evaluate(model, loader):
 def test_a_print_bounded_by_a_count_the_branch_bumps_runs_a_few_times():
     assert ("HPU005", 13) not in found(BOUNDED_PRINT.replace("{OP}", "<"))
     assert ("HPU005", 13) in found(BOUNDED_PRINT.replace("{OP}", ">"))
+
+
+# --- from hand-read round 16: a loop whose nested loop runs whole pipelines is a loop over runs ------
+
+WALK = """
+import numpy as np
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def slerp(t, v0, v1):
+    v0 = v0.cpu().numpy()
+    v1 = v1.cpu().numpy()
+    return torch.from_numpy((1 - t) * v0 + t * v1)
+
+
+class Pipe:
+    def __init__(self, unet, text_encoder):
+        self.unet, self.text_encoder = unet, text_encoder
+
+    def __call__(self, latents, emb, steps=50):
+        for t in range(steps):
+            latents = self.unet(latents, t, emb)
+            htcore.mark_step()
+        return latents
+
+    def walk(self, prompts, noises, n):
+        frames = []
+        for a, b, na, nb in zip(prompts, prompts[1:], noises, noises[1:]):
+            ea, eb = self.text_encoder(a), self.text_encoder(b)
+            for t in np.linspace(0.0, 1.0, n):
+                noise = slerp(float(t), na, nb)
+                frames.append({CALL})
+        return frames
+"""
+
+
+def test_a_helper_in_a_loop_over_whole_pipeline_runs_is_not_per_step():
+    assert found(WALK.replace("{CALL}", "self(noise, torch.lerp(ea, eb, t))"), ("HPU005",)) == []
+
+
+def test_the_same_helper_in_a_loop_that_calls_the_model_once_a_pass_is():
+    got = found(WALK.replace("{CALL}", "self.unet(noise, 0, torch.lerp(ea, eb, t))"), ("HPU005",))
+    assert got == [("HPU005", 8), ("HPU005", 9)]

@@ -258,6 +258,11 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                 if got is not None:
                     return f"calls {self.called(got)}, which calls a model"
             return None  # each pass runs whole step loops (a sampling run, an epoch)
+        if not info["carried"] and any(cls is not None and cls[1] in multi and cls[1] != fid
+                                       for j in inner - parts for _, cls, *_ in self._own(fid, j)):
+            # `for a, b in zip(prompts, prompts[1:]): emb = embed(a) ... for t in T: self(latents=...)`:
+            # a nested loop runs whole pipelines, so a pass of this one is many steps
+            return None
         why = self._model_call(fid, index)
         if why is not None:
             return why
