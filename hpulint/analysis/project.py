@@ -50,6 +50,7 @@ class Project(ClassQueries, Symbols):
         self._models: dict = {}
         self._mro: dict = {}
         self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
+        self._returning: set = set()  # fids whose ret_with is being computed (recursive returns)
         self._mixins: dict = {}  # cid -> whether a project model class derives from it
         self._bumped_attrs: Optional[dict] = None
         self._by_stem: Optional[dict] = None
@@ -88,6 +89,15 @@ class Project(ClassQueries, Symbols):
         ``args`` ((position or keyword, resolved value) pairs): `default(num_steps, 1)` is an int
         at that call, whatever other callers pass; parameters the call leaves out keep what the
         project's callers pass."""
+        if fid in self._returning:  # `def f(x): return f(g(x))`: each level substitutes anew
+            return self.env.ret(fid)
+        self._returning.add(fid)
+        try:
+            return self._ret_with(fid, args)
+        finally:
+            self._returning.discard(fid)
+
+    def _ret_with(self, fid: str, args: tuple) -> R:
         mod, f = self.functions[fid]
         params = f["params"]
         mapping = {}
