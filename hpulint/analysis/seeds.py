@@ -57,7 +57,7 @@ def _library_forward(p, cid: str) -> bool:
     base is a library's model class (not torch's nn.Module, which calls no helper)."""
     if any("forward" in p.classes[c][1]["methods"] for c in p.mro(cid)):
         return False
-    return any(not b.startswith("torch.") and b not in ("object",) for b in p.external_bases(cid))
+    return any(not b.startswith("torch.") and b != "object" for b in p.external_bases(cid))
 
 
 def _on_self(callee, classes: set) -> bool:

@@ -102,7 +102,7 @@ def _given_to_trainer(callee, args, kwargs):
         base = base.base
     name = base.name if type(base) in (Named, Param, Attr) else \
         base.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1] if type(base) in (Ret, RetOf) else ""
-    if not _TRAINER.search(name.replace("create_supervised_trainer", "trainer")):
+    if not _TRAINER.search(name):  # (`create_supervised_trainer`'s result too)
         return None
     if callee.name == "run":
         return args[0] if args else kwargs.get("data")
