@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 44
+VERSION = 45
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:

@@ -68,7 +68,7 @@ class Val:
     """A value the analysis tracks: immutable once made (its hash is kept after the first use:
     values nest, and hashing one hashed every value inside it again)."""
 
-    __slots__ = ("_hash",)
+    __slots__ = ("_hash", "_size")
     tag = ""
     _get = staticmethod(lambda v: ())  # the fields' getter, made for each subclass below
 
@@ -344,15 +344,36 @@ V_OTHER = known(OTHER)
 V_NONE = known(NONE)
 V_UNKNOWN = known(UNKNOWN)
 
-MAX_DEPTH = 8  # deeper expressions are not followed: unknown
+MAX_SIZE = 50_000  # a value bigger than this written out as a tree is not followed (see `size`)
 
 
-def depth(v: Val) -> int:
+def size(v: Val) -> int:
+    """How many values ``v`` holds written out as a tree, shared parts counted each time they
+    occur (up to ``MAX_SIZE + 1``: kept on the value after the first call). Values share their
+    parts, so branches that each extend a name (``if a: cfg += [...]``, twenty times over) make a
+    value whose tree doubles with every branch; the walker does not bind one that is too big (see
+    ``Walker._bind``), so a value, its summary and its resolution stay small."""
+    try:
+        return v._size
+    except AttributeError:
+        pass
+    n = 1
+    for kid in _kids(v):
+        n += size(kid)
+        if n > MAX_SIZE:
+            break
+    n = v._size = min(n, MAX_SIZE + 1)
+    return n
+
+
+def _kids(v: Val) -> tuple:
     if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
-        return 1 + depth(v.base)
+        return (v.base,)
     if isinstance(v, (Arith, Join, Tup, Choice)):
-        return 1 + max((depth(p) for p in v.parts), default=0)
-    return 0
+        return v.parts
+    if type(v) is RetOf:
+        return tuple(a for _, a in v.args)
+    return ()
 
 
 def join(parts) -> Val:

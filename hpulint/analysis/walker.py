@@ -22,7 +22,7 @@ from hpulint.analysis import build
 from hpulint.analysis.names import STAR_CONVENTIONS, STEP_MARKERS
 from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
-from hpulint.analysis.values import LoaderAt, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val
+from hpulint.analysis.values import MAX_SIZE, LoaderAt, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val, size
 from hpulint.analysis.walk_bind import Bindings
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
@@ -252,6 +252,8 @@ class Walker(Definitions, Flow, Bindings):
     # --- bindings and blocks ---------------------------------------------------------------
 
     def _bind(self, name: str, val: Val, merged: bool = False) -> None:
+        if size(val) > MAX_SIZE:
+            val = V_UNKNOWN  # too big to follow (a name extended in many branches): see `size`
         scope = self.scope if self.scope.kind == "class" else self.function
         block = self.blocks[-1] if self.blocks else None
         if block is not None and block.scope is scope:
