@@ -13,7 +13,7 @@ of ``hpulint`` would lint them, and a label counts as found when a finding with 
 its line.
 
 It prints, per rule and per rule family, the recall on hazards and the share of look-alikes left
-clean. Rules that report only for a known lazy target (HPU004, HPU007, HPU011) are measured on
+clean. Rules that report only for a known lazy target (HPU004, HPU007, HPU011, HPU018) are measured on
 the labels whose code targets hpu or xla; their device-neutral (``any``) labels are counted apart.
 """
 from __future__ import annotations
@@ -37,12 +37,12 @@ from hpulint.runner import run  # noqa: E402
 FAMILIES = {
     "constants": ("HPU001", "HPU011"),
     "host-syncs": ("HPU002", "HPU005", "HPU008"),
-    "shapes": ("HPU003", "HPU006", "HPU007"),
+    "shapes": ("HPU003", "HPU006", "HPU007", "HPU018"),
     "markers": ("HPU004",),
     "graph-apis": ("HPU009", "HPU010"),
     "compile": ("HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017"),
 }
-TARGETED = ("HPU004", "HPU007", "HPU011")
+TARGETED = ("HPU004", "HPU007", "HPU011", "HPU018")
 
 
 def read_labels(path: Path) -> list:

@@ -192,7 +192,7 @@ def test_rule_command(capsys, monkeypatch, tmp_path):
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == [
         "HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU006", "HPU007", "HPU008", "HPU009",
-        "HPU010", "HPU011", "HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017"]
+        "HPU010", "HPU011", "HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017", "HPU018"]
     code, _, err = run(["rule", "HPU999"], tmp_path, capsys, monkeypatch)
     assert code == 2 and "no rule 'HPU999'" in err
 

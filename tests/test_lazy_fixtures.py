@@ -91,6 +91,7 @@ FIXED_AT = {
     "HPU006/good_where_select_in_forward.py": "torch.where(mask, tmp, 0)",
     "HPU006/good_ignore_index_loss.py": "ignore_index=pad",
     "HPU007/good_drop_last.py": "drop_last=True",
+    "HPU018": 'padding="max_length"',
     "HPU008/good_where_on_device.py": "torch.where(tmp.mean() > 0",
     "HPU008/good_nan_check_when_logging.py": "if torch.isnan(loss):",
     "HPU009/good_graphed_positional.py": "output = model(data, keep)",
@@ -145,6 +146,9 @@ def test_each_fix_delivers_its_promise(profile):
     # HPU005: one host sync (the logging step) instead of one per step
     bad, good = (sim(fx, profile) for fx in _pair("HPU005"))
     assert (bad["syncs"], good["syncs"]) == (10, 1)
+    # HPU018: one graph per padded length (6, 4, 5, 7 words) -> one length, the step's graphs only
+    bad, good = (sim(fx, profile) for fx in _pair("HPU018"))
+    assert (bad["compiles"], good["compiles"]) == (6, 3)
 
 
 def _host_runs(run):

@@ -61,6 +61,7 @@ class Analysis(Walker):
             info = facts.ask(("fn", fn.fid))
             fn.hot_reason = info["hot"]
             fn.steps_reason = info["steps"]
+            fn.model_reason = info["model"]
             fn.compiled_reason = info["compiled"]
             fn.eager_reason = info.get("eager")
             fn.compiled_optionally = info.get("optional", False)

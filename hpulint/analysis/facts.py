@@ -82,6 +82,7 @@ def answer_for(linked, key: tuple):
         return {
             "hot": linked.hot.get(fid) or linked.body_hot.get(fid),
             "steps": linked.steps.get(fid),
+            "model": linked.calls_model.get(fid),
             "compiled": linked.compiled.get(fid),
             "eager": linked.eager.get(fid),
             "optional": fid in linked.compiled and fid not in linked.compiled_unconditionally,

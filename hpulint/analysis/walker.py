@@ -22,7 +22,7 @@ from hpulint.analysis import build
 from hpulint.analysis.names import STAR_CONVENTIONS, STEP_MARKERS
 from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
-from hpulint.analysis.values import MAX_SIZE, LoaderAt, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val, size
+from hpulint.analysis.values import MAX_SIZE, LoaderAt, Named, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val, size
 from hpulint.analysis.walk_bind import Bindings
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
@@ -75,6 +75,7 @@ class Walker(Definitions, Flow, Bindings):
         self._comprehensions: list = []
         self.comp_elems: dict = {}  # id(list/set comprehension or generator) -> its element's value
         self.star_imports: list = []  # modules `from m import *` reads
+        self.set_globals: set = set()  # names a module-level function declares `global`
         self._qual_count: dict = {}
         self.int_seq_fns: dict = {}  # fid -> arity of the host int sequence every return of it gives
         self.loader_sites: dict = {}  # DataLoader(...) Call -> its LoaderAt (see loader_site)
@@ -255,6 +256,11 @@ class Walker(Definitions, Flow, Bindings):
         if size(val) > MAX_SIZE:
             val = V_UNKNOWN  # too big to follow (a name extended in many branches): see `size`
         scope = self.scope if self.scope.kind == "class" else self.function
+        if scope is self.module_scope and name in self.set_globals \
+                and (val is V_NONE or (type(val) is Named and val.base is V_NONE)):
+            # `model = None` at module level, set by a function's `global model; model = load()`:
+            # a placeholder, not what the functions that read it get: its name decides
+            val = Named(V_UNKNOWN, name)
         block = self.blocks[-1] if self.blocks else None
         if block is not None and block.scope is scope:
             if name not in block.prior:
@@ -318,6 +324,7 @@ class Walker(Definitions, Flow, Bindings):
             if type(stmt) is cst.FunctionDef:
                 fid = self._ids[id(stmt)] = self._new_id(stmt.name.value)
                 scope.bindings[stmt.name.value] = Sym(fid)
+                self.set_globals |= _global_names(stmt)
             elif type(stmt) is cst.ClassDef:
                 cid = self._ids[id(stmt)] = self._new_id(stmt.name.value)
                 scope.bindings[stmt.name.value] = Sym(cid)
@@ -386,6 +393,9 @@ class Walker(Definitions, Flow, Bindings):
             self.evidence.setdefault("deepspeed", "imports deepspeed")
         if module.startswith("habana_frameworks"):
             self.evidence.setdefault("hpu", "imports habana_frameworks")
+        elif module == "optimum.habana" or module.startswith("optimum.habana."):
+            # Hugging Face's Gaudi library (`GaudiTrainer`, `GaudiConfig`): the script runs on hpu
+            self.evidence.setdefault("hpu", "imports optimum.habana")
         elif module == "lightning_habana" or module.startswith("lightning_habana."):
             # Lightning's Gaudi plugin (`HPUAccelerator`): the script trains on hpu
             self.evidence.setdefault("hpu", "imports lightning_habana")
@@ -474,3 +484,15 @@ LEAVE = {
     cst.For: Walker._leave_loop,
     cst.While: Walker._leave_loop,
 }
+
+
+def _global_names(fn: cst.FunctionDef) -> set:
+    """The names a module-level function declares `global` in its own body's top statements."""
+    out = set()
+    body = fn.body.body if type(fn.body) is cst.IndentedBlock else ()
+    for stmt in body[:8]:
+        if type(stmt) is cst.SimpleStatementLine:
+            for small in stmt.body:
+                if type(small) is cst.Global:
+                    out.update(n.name.value for n in small.names)
+    return out

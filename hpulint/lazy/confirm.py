@@ -14,6 +14,8 @@ A finding at line L is **confirmed** when the replay shows, at L:
   on the host in (about) every step;
 * HPU007 (the finding is on the ``DataLoader(...)`` call): a recompilation caused by a batch of
   that DataLoader that is shorter in its first dimension than the batch before it;
+* HPU018 (the finding is on the padding call): a recompilation caused by an input whose length
+  (a dimension after the first) changed, uploaded at L or later in the loop or function around L;
 * HPU008: a host sync at L in (about) every step (the test read on the host); the evidence
   also counts the extra graphs recorded for the other paths, when the replay took more than one.
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 import ast
 import os
 
-KNOWN = ("HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU006", "HPU007", "HPU008")
+KNOWN = ("HPU001", "HPU002", "HPU003", "HPU004", "HPU005", "HPU006", "HPU007", "HPU008", "HPU018")
 EVERY_STEP = 0.8
 NOT_SIMULATED = {
     "HPU009": "HPU Graphs are not simulated: the replay runs the wrapped model in lazy mode, "
@@ -175,6 +177,43 @@ def _short_batches(run, script, line):
         hit = [c for c in e.get("cause", {}).get("changes", [])
                if c.get("kind") == "shape" and c.get("loader_line") == line
                and _same_file(c.get("loader_file"), script) and _shorter(c.get("old"), c.get("new"))]
+        if hit:
+            n += 1
+            found.extend(hit)
+    return n, found
+
+
+def scope_range(source: str, line: int) -> tuple:
+    """(line, last line) of the smallest loop or function around ``line``: where the batch padded
+    at ``line`` is used."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return (line, line)
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
+            end = node.end_lineno or node.lineno
+            if node.lineno <= line <= end and (best is None or end - node.lineno < best[1] - best[0]):
+                best = (node.lineno, end)
+    return (line, best[1]) if best else (line, line)
+
+
+def _new_length(c) -> bool:
+    old, new = c.get("old"), c.get("new")
+    return (isinstance(old, list) and isinstance(new, list) and len(old) == len(new) > 1
+            and old[0] == new[0] and old[1:] != new[1:])
+
+
+def _padded_lengths(run, script, rng):
+    """(recompile count, changes) for recompilations caused by an input of a new length (a
+    dimension after the first) uploaded within ``rng``."""
+    n = 0
+    found = []
+    for e in _recompiles(run):
+        hit = [c for c in e.get("cause", {}).get("changes", [])
+               if c.get("kind") == "shape" and c.get("what") == "shape" and _new_length(c)
+               and _same_file(c.get("from_file"), script) and rng[0] <= (c.get("from_line") or 0) <= rng[1]]
         if hit:
             n += 1
             found.extend(hit)
@@ -360,6 +399,18 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
                 item["status"] = "not reproduced"
                 item["evidence"] = ("no recompilation was caused by a shorter batch of this "
                                     "DataLoader")
+        elif code == "HPU018":
+            n, ch = _padded_lengths(run_result, script, scope_range(_read(source, script), line))
+            item["recompiles"] = n
+            if n >= 1:
+                c = ch[0]
+                item["status"] = "confirmed"
+                item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by a new length of a "
+                                    f"batch padded here ({c.get('input')}: {_fmt(c['old'])} -> "
+                                    f"{_fmt(c['new'])}, uploaded at line {c.get('from_line')})")
+            else:
+                item["status"] = "not reproduced"
+                item["evidence"] = "no recompilation was caused by a new length of a batch padded here"
         elif code == "HPU008":
             count, what = _syncs_at(run_result, script, line)
             item["syncs"] = count
@@ -405,6 +456,7 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
     sync_lines = set().union(*(by_code.get(c, set()) for c in ("HPU002", "HPU005", "HPU008")))
     dynamic_lines = by_code.get("HPU006", set())
     loader_lines = by_code.get("HPU007", set())
+    padded = [scope_range(_read(source, script), x) for x in by_code.get("HPU018", ())]
     loops = []
     branches = []
     if by_code.get("HPU004") or by_code.get("HPU008"):
@@ -430,6 +482,9 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
             if any(lo <= x <= hi for x in grown if x for lo, hi in loops):
                 continue
         elif lines & recompile_lines or (made | constants) & dynamic_lines or loaders & loader_lines:
+            continue
+        elif padded and any(lo <= (c.get("from_line") or 0) <= hi for c in changes if c.get("kind") == "shape"
+                            and _same_file(c.get("from_file"), script) and _new_length(c) for lo, hi in padded):
             continue
         if any(lo <= x <= hi for x in paths for lo, hi in branches):
             continue

@@ -18,6 +18,7 @@ from hpulint.rules.hpu014_dynamic_output_breaks_graph import DynamicOutputBreaks
 from hpulint.rules.hpu015_static_shapes_recompile import StaticShapesRecompile
 from hpulint.rules.hpu016_module_attribute_recompile import ModuleAttributeRecompile
 from hpulint.rules.hpu017_changing_python_value_recompile import ChangingValueRecompile
+from hpulint.rules.hpu018_padded_to_longest import PaddedToLongest
 
 ALL_RULES = (
     LoopIteratorConstant,
@@ -37,5 +38,6 @@ ALL_RULES = (
     StaticShapesRecompile,
     ModuleAttributeRecompile,
     ChangingValueRecompile,
+    PaddedToLongest,
 )
 RULES_BY_CODE = {r.code: r for r in ALL_RULES}
