@@ -171,3 +171,51 @@ def test_optimum_habana_is_evidence_of_the_hpu_target():
     """
     assert found(src, ("HPU007",)) == [("HPU007", 8)]
     assert found(src.replace("from optimum.habana.utils import set_seed", "import transformers"), ("HPU007",)) == []
+
+
+STOPPING = """
+import torch
+from transformers import {base}
+
+
+class StopOnWords({base}):
+    def __init__(self, stops):
+        super().__init__()
+        self.stops = stops
+
+    def __call__(self, input_ids, scores, **kwargs):
+        for stop in self.stops:
+            if torch.all(stop == input_ids[0][-len(stop):]).item():
+                return True
+        return False
+"""
+
+
+def test_a_stopping_criterion_reads_the_device_at_every_decoding_step():
+    # generate() calls it after every new token: the `.item()` is a host sync per token
+    assert found(STOPPING.format(base="StoppingCriteria"), ("HPU005",)) == [("HPU005", 13)]
+    assert found(STOPPING.format(base="LogitsProcessor"), ("HPU005",)) == [("HPU005", 13)]
+    # a class of the same shape that generate() does not call: not every step
+    assert found(STOPPING.format(base="PreTrainedTokenizer"), ("HPU005",)) == []
+
+
+def test_a_data_modules_mnist_attribute_divides_into_batches():
+    src = """
+    import os
+
+    import habana_frameworks.torch.core as htcore
+    from lightning.pytorch import LightningDataModule
+    from torch.utils.data import DataLoader
+    from torchvision.datasets import MNIST
+
+
+    class MNISTData(LightningDataModule):
+        def setup(self, stage):
+            self.train_set = MNIST(os.getcwd(), train=True, download=True)
+
+        def train_dataloader(self):
+            return DataLoader(self.train_set, batch_size={batch})
+    """
+    # 60,000 images in batches of 16: no short batch; in batches of 7: one
+    assert found(src.format(batch=16), ("HPU007",)) == []
+    assert found(src.format(batch=7), ("HPU007",)) == [("HPU007", 15)]

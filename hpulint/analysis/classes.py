@@ -11,6 +11,7 @@ from hpulint.analysis.names import MODEL_BASES, MODULE_BASES, MODULE_METHODS, is
 from hpulint.analysis.values import INST, MODEL, UNKNOWN
 
 # libraries whose classes named like models (`LlavaForConditionalGeneration`) are nn.Modules
+_DECODING_HOOKS = frozenset({"StoppingCriteria", "LogitsProcessor", "LogitsWarper"})
 _MODEL_LIBRARIES = ("transformers.", "diffusers.", "timm.", "optimum.")
 
 
@@ -70,7 +71,7 @@ class ClassQueries:
         return model
 
     def framework_kind(self, cid: str) -> Optional[str]:
-        """"optimizer", "metric", "callback", "algorithm", "scheduler", "engine" or "lightning" when the class derives from one (a
+        """"optimizer", "metric", "callback", "algorithm", "scheduler", "engine", "decoding" or "lightning" when the class derives from one (a
         library's base, or the framework's own base class when the project is the framework)."""
         own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
         for b in [*self.external_bases(cid), *own]:
@@ -93,6 +94,8 @@ class ClassQueries:
                 return "engine"  # a vLLM worker or model runner (a platform plugin's)
             if leaf == "LightningModule" and b.startswith(("lightning.", "pytorch_lightning.")):
                 return "lightning"
+            if leaf in _DECODING_HOOKS and b.startswith(("transformers.", "optimum.")):
+                return "decoding"  # a stopping criterion or logits processor that generate() calls
         return None
 
     def step_flag(self, linked, cid: str, name: str) -> bool:

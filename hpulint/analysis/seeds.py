@@ -42,6 +42,8 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
         return f"{name}() of a diffusion scheduler, called every denoising step"
     if kind == "engine" and name in ("execute_model", "sample_tokens", "take_draft_token_ids"):
         return f"{name}() of a vLLM worker or model runner, {_ENGINE_STEP}"
+    if kind == "decoding" and name == "__call__":
+        return "__call__() of a generation stopping criterion or logits processor, called by generate() at every decoding step"
     if kind == "algorithm" and name == "apply":
         return "apply() of a training algorithm, called on every event it matches"
     return None

@@ -230,10 +230,11 @@ class ShortLastBatch(Rule):
         return n > 0 and size % n == 0
 
     def _literal(self, node):
-        """The value a name is bound to once in the file (`BATCH_SIZE = 32`), else the node."""
+        """The value a name (or `self.<name>`) is bound to once in the file (`BATCH_SIZE = 32`,
+        `self.mnist_train = MNIST(...)` in a data module's setup()), else the node."""
         seen = 0
-        while type(node) is cst.Name and node.value in self.bound and seen < 4:
-            node, seen = self.bound[node.value], seen + 1
+        while type(node) in (cst.Name, cst.Attribute) and dotted(node) in self.bound and seen < 4:
+            node, seen = self.bound[dotted(node)], seen + 1
         return node
 
 
