@@ -219,3 +219,31 @@ def test_a_data_modules_mnist_attribute_divides_into_batches():
     # 60,000 images in batches of 16: no short batch; in batches of 7: one
     assert found(src.format(batch=16), ("HPU007",)) == []
     assert found(src.format(batch=7), ("HPU007",)) == [("HPU007", 15)]
+
+
+def test_a_slice_bound_after_an_index_is_checked_too():
+    src = """
+    import torch
+    import habana_frameworks.torch.core as htcore
+
+
+    def slice_segments(x, starts, size):
+        out = torch.zeros_like(x[:, :, :size])
+        for i in range(x.size(0)):
+            start = starts[i]
+            out[i] = x[i, :, start:start + size]
+        return out
+
+
+    def train(model, loader, optimizer, size):
+        for x, lengths in loader:
+            starts = (torch.rand(x.size(0), device=x.device) * (lengths - size)).long()
+            loss = model(slice_segments(x, {starts}, size)).mean()
+            loss.backward()
+            optimizer.step()
+            htcore.mark_step()
+    """
+    # random device offsets: each is read to the host and gives the graph a new slice
+    assert found(src.format(starts="starts"), ("HPU006",)) == [("HPU006", 10)]
+    # offsets made on the host: quiet
+    assert found(src.format(starts="[0] * 8"), ("HPU006",)) == []

@@ -97,7 +97,7 @@ class DynamicShapeInHotPath(Rule):
                     if not store and an.host_index_source(idx):
                         self._report(node, "a host index array (from NumPy) into a device tensor", "host-index",
                                      host_index)
-                    return
+                    continue  # (`x[i, :, start:end]`: the slices after an index are bounds too)
             else:  # (a store through a data-dependent slice writes a data-dependent extent too)
                 parts = [p for p in (s.lower, s.upper, s.step) if p is not None]
                 bounds = [an.value(p) for p in parts]
