@@ -247,3 +247,29 @@ def test_a_slice_bound_after_an_index_is_checked_too():
     assert found(src.format(starts="starts"), ("HPU006",)) == [("HPU006", 10)]
     # offsets made on the host: quiet
     assert found(src.format(starts="[0] * 8"), ("HPU006",)) == []
+
+
+def test_a_modules_repr_and_a_performance_model_are_no_model_calls():
+    # found on the torch package: `module.__repr__()` is a string; a Triton autotuner's
+    # `perf_model` estimates a timing
+    src = """
+    import torch
+    import torch_xla.core.xla_model as xm
+
+
+    def describe(modules):
+        out = []
+        for module in modules:
+            out.append(f"{module.__repr__()}")
+        return out
+
+
+    def prune(configs, perf_model, kwargs):
+        timings = []
+        for config in configs:
+            timings.append(float(perf_model(**kwargs, **config)))
+        return timings
+    """
+    assert found(src, ("HPU005",)) == []
+    # a network called the same way is still one
+    assert found(src.replace("perf_model", "ema_model"), ("HPU005",)) == [("HPU005", 16)]

@@ -165,7 +165,7 @@ MODULE_METHODS = {
     "register_buffer": "none", "register_parameter": "none", "register_module": "none",
     "add_module": "none", "register_forward_hook": "other", "register_forward_pre_hook": "other",
     "register_full_backward_hook": "other", "get_parameter": "tensor", "get_buffer": "tensor",
-    "get_submodule": "model", "extra_repr": "other", "save_pretrained": "none",
+    "get_submodule": "model", "extra_repr": "other", "__repr__": "other", "__str__": "other", "save_pretrained": "none",
     "from_pretrained": "model", "gradient_checkpointing_enable": "none", "tie_weights": "none",
     "resize_token_embeddings": "other", "get_input_embeddings": "model",
     "get_output_embeddings": "model", "log": "none", "log_dict": "none", "print": "none",
@@ -223,7 +223,9 @@ _VERBS = frozenset(
     "dtype device mode key keys logits loss losses pred preds embeds mask masks names idx index "
     "list tensor tensors kwarg arg info version tag "
     # a generator of numbers (`sigma_generator`, `rng_generator`) is no generator network
-    "sigma sigmas random rng seed number range time timestep timesteps step steps iter".split()
+    "sigma sigmas random rng seed number range time timestep timesteps step steps iter "
+    # a performance or cost model (`perf_model` of a Triton autotuner) estimates timings
+    "perf cost".split()
 )
 OPTIMIZER_NAME = re.compile(r"(?:^|_)(?:opt|optim|optimizer|optimiser)s?(?:_\w+)?$|optimizer", re.I)
 # `positions_cpu`, `cpu_lens`, `seq_lens_np`, `host_ids`: a value named for the host
