@@ -273,3 +273,35 @@ def test_a_modules_repr_and_a_performance_model_are_no_model_calls():
     assert found(src, ("HPU005",)) == []
     # a network called the same way is still one
     assert found(src.replace("perf_model", "ema_model"), ("HPU005",)) == [("HPU005", 16)]
+
+
+def test_a_function_that_runs_once_pads_once():
+    # a server's initialize() warms up with one prompt; a script's entry function runs once
+    src = """
+    import torch
+    import habana_frameworks.torch.hpu as hthpu
+
+
+    class Backend:
+        def initialize(self, model, tokenizer):
+            self.model, self.tokenizer = model, tokenizer
+            inputs = tokenizer(["warm up"], return_tensors="pt", padding=True).to("hpu")
+            model.generate(**inputs)
+
+        def execute(self, requests):
+            out = []
+            for texts in requests:
+                inputs = self.tokenizer(texts, return_tensors="pt", padding=True).to("hpu")
+                out.append(self.model.generate(**inputs))
+            return out
+
+
+    def demo(model, tokenizer, texts):
+        inputs = tokenizer(texts, return_tensors="pt", padding=True).to("hpu")
+        return model.generate(**inputs)
+
+
+    if __name__ == "__main__":
+        demo(None, None, ["a", "b c"])
+    """
+    assert found(src) == [("HPU018", 15)]

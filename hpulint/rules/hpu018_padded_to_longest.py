@@ -10,6 +10,8 @@ is: a new graph on the device, as a batch size that changes every step is in the
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hpulint.analysis.names import SETUP_METHODS
@@ -27,6 +29,8 @@ WHY = (
 
 COLLATE_KEYWORDS = frozenset({"collate_fn", "data_collator"})
 ONCE_FUNCTIONS = SETUP_METHODS | {"main", "__main__"}
+# functions named for what runs once: a server's `initialize()`, a `warmup()`, `load_model()`
+_ONCE_NAME = re.compile(r"^_*(?:main|init|initiali[sz]e|setup|set_up|warm_?up|load|build|prepare|create)(?:_|$)")
 _LONGEST = frozenset({"True", '"longest"', "'longest'"})
 
 
@@ -61,6 +65,7 @@ class PaddedToLongest(Rule):
         self.padded: dict = {}  # (id(function), name) -> the padding call bound to the name
         self.to_device: set = set()  # ids of padding calls whose tensors are moved to a device
         self.fed: list = []  # (padding call id, callee value): its tensors passed to a call
+        self.run_once: set = set()  # names of functions module-level code calls (a script's entry)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
@@ -131,6 +136,8 @@ class PaddedToLongest(Rule):
         return any(c == id(call) and (an.is_model(v) or an.kind(v) == "model") for c, v in self.fed)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.an.function.kind == "module" and type(node.func) is cst.Name:
+            self.run_once.add(node.func.value)  # `if __name__ == "__main__": demo()`
         self._note_collator(node)
         self._note_use(node)
         padding = _keyword(node, "padding")
@@ -198,7 +205,8 @@ class PaddedToLongest(Rule):
         """Padded in the body of a function that runs a model on it: every call of the function
         (a request, a batch of an evaluation) gets its own length."""
         fn = here.function
-        if fn.kind != "function" or here.loop is not None or fn.name in ONCE_FUNCTIONS:
+        if fn.kind != "function" or here.loop is not None or fn.name in ONCE_FUNCTIONS \
+                or _ONCE_NAME.match(fn.name) or (fn.cls is None and fn.name in self.run_once):
             return None
         why = getattr(fn, "model_reason", None)
         if not why:
