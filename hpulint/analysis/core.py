@@ -207,14 +207,23 @@ class Analysis(Walker):
         """The expression has the same value in every pass of the innermost step loop around the
         point: it calls nothing and reads only names no pass binds (`indices[:2 * beam_size]`,
         `beam_size` read from a tensor once, before the loop)."""
-        step = next((lp for lp in (here.loop.chain() if here.loop else ()) if lp.is_step_loop), None)
-        if step is None or calls_in(node):
+        if calls_in(node):
             return False
+        bound = self.step_bound_names(here)
+        return bound is not None and not bound.intersection(names_in(node))
+
+    @staticmethod
+    def step_bound_names(here: Here) -> Optional[set]:
+        """The names a pass of the innermost step loop around the point binds (its counters and
+        assignments, its nested loops' too); None when no step loop is around it."""
+        step = next((lp for lp in (here.loop.chain() if here.loop else ()) if lp.is_step_loop), None)
+        if step is None:
+            return None
         bound: set = set()
         for lp in here.function.loops:
             if step in lp.chain():
                 bound |= lp.assigned | lp.counters
-        return not bound.intersection(names_in(node))
+        return bound
 
     def every_step(self, here: Here) -> Optional[str]:
         """Why the point runs on the device every step, or None (not hot, logging only, or

@@ -26,6 +26,7 @@ import os
 import re
 
 from .dynamo_logs import first_sourced
+from .replay_queries import _read
 
 BREAK_CODES = ("HPU010", "HPU012", "HPU013", "HPU014")
 RECOMPILE_CODES = ("HPU015", "HPU016", "HPU017")
@@ -227,13 +228,6 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
             item["evidence"] = LAZY_ONLY
         out.append(item)
     return out
-
-
-def _read(source, script):
-    if source is None and script and os.path.exists(script):
-        with open(script, encoding="utf-8") as fh:
-            return fh.read()
-    return source or ""
 
 
 def _test_end(source, script, line) -> int:

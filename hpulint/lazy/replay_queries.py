@@ -45,17 +45,22 @@ def _recompiles(run):
     return [e for e in run.get("events", []) if e.get("kind") == "compile" and e.get("recompile")]
 
 
-def _changes_at(run, script, line, kinds):
-    """(recompile count, changes) for recompilations whose cause has a change at ``line``."""
+def _recompiles_with(run, keep):
+    """(recompile count, changes) for the recompilations whose cause has changes ``keep`` accepts."""
     n = 0
     found = []
     for e in _recompiles(run):
-        hit = [c for c in e.get("cause", {}).get("changes", [])
-               if c.get("kind") in kinds and c.get("line") == line and _same_file(c.get("file"), script)]
+        hit = [c for c in e.get("cause", {}).get("changes", []) if keep(c)]
         if hit:
             n += 1
             found.extend(hit)
     return n, found
+
+
+def _changes_at(run, script, line, kinds):
+    """(recompile count, changes) for recompilations whose cause has a change at ``line``."""
+    return _recompiles_with(run, lambda c: c.get("kind") in kinds and c.get("line") == line
+                            and _same_file(c.get("file"), script))
 
 
 def _values(changes) -> str:
@@ -107,21 +112,12 @@ def _every_step(count, steps) -> tuple:
 def _made_at(run, script, line):
     """(recompile count, changes) for recompilations caused by a shape made at ``line`` (an
     input computed or uploaded there) or by a constant that changed at ``line``."""
-    n = 0
-    found = []
-    for e in _recompiles(run):
-        hit = []
-        for c in e.get("cause", {}).get("changes", []):
-            if c.get("kind") == "shape" and c.get("what") == "shape" and c.get("from_line") == line \
-                    and _same_file(c.get("from_file"), script):
-                hit.append(c)
-            elif c.get("kind") == "constant" and c.get("line") == line \
-                    and _same_file(c.get("file"), script):
-                hit.append(c)
-        if hit:
-            n += 1
-            found.extend(hit)
-    return n, found
+    def keep(c):
+        if c.get("kind") == "shape":
+            return c.get("what") == "shape" and c.get("from_line") == line and _same_file(c.get("from_file"), script)
+        return c.get("kind") == "constant" and c.get("line") == line and _same_file(c.get("file"), script)
+
+    return _recompiles_with(run, keep)
 
 
 def _host_runs_at(run, script, line):
@@ -140,16 +136,8 @@ def _shorter(old, new) -> bool:
 def _short_batches(run, script, line):
     """(recompile count, changes) for recompilations caused by a shorter batch of the
     DataLoader made at ``line``."""
-    n = 0
-    found = []
-    for e in _recompiles(run):
-        hit = [c for c in e.get("cause", {}).get("changes", [])
-               if c.get("kind") == "shape" and c.get("loader_line") == line
-               and _same_file(c.get("loader_file"), script) and _shorter(c.get("old"), c.get("new"))]
-        if hit:
-            n += 1
-            found.extend(hit)
-    return n, found
+    return _recompiles_with(run, lambda c: c.get("kind") == "shape" and c.get("loader_line") == line
+                            and _same_file(c.get("loader_file"), script) and _shorter(c.get("old"), c.get("new")))
 
 
 def scope_range(source: str, line: int) -> tuple:
@@ -177,16 +165,9 @@ def _new_length(c) -> bool:
 def _padded_lengths(run, script, rng):
     """(recompile count, changes) for recompilations caused by an input of a new length (a
     dimension after the first) uploaded within ``rng``."""
-    n = 0
-    found = []
-    for e in _recompiles(run):
-        hit = [c for c in e.get("cause", {}).get("changes", [])
-               if c.get("kind") == "shape" and c.get("what") == "shape" and _new_length(c)
-               and _same_file(c.get("from_file"), script) and rng[0] <= (c.get("from_line") or 0) <= rng[1]]
-        if hit:
-            n += 1
-            found.extend(hit)
-    return n, found
+    return _recompiles_with(run, lambda c: c.get("kind") == "shape" and c.get("what") == "shape"
+                            and _new_length(c) and _same_file(c.get("from_file"), script)
+                            and rng[0] <= (c.get("from_line") or 0) <= rng[1])
 
 
 def statement_ranges(source: str) -> dict:

@@ -5,6 +5,7 @@ import json
 import os
 
 from .confirm import steps_estimate
+from .replay_queries import _fmt
 
 _STATUS = {
     "ok": "ran to the end",
@@ -104,13 +105,7 @@ def _group_recompiles(run):
 
 
 def _range(first, last) -> str:
-    def f(v):
-        if isinstance(v, list):
-            return "(" + ", ".join(f(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-        if isinstance(v, float):
-            return f"{v:.6g}"
-        return str(v)
-
+    f = _fmt
     a = f"{f(first['old'])} -> {f(first['new'])}"
     if first is last or (first.get("old") == last.get("old") and first.get("new") == last.get("new")):
         return a

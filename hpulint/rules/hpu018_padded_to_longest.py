@@ -165,17 +165,12 @@ class PaddedToLongest(Rule):
 
         self.report(node, MESSAGE.format(value=_text(padding), why="{why}"), when=when)
 
-    @staticmethod
-    def _same_texts(here, node: cst.Call) -> bool:
+    def _same_texts(self, here, node: cst.Call) -> bool:
         """Padded in a step loop from texts no pass of it changes (a benchmark's fixed prompts):
         the longest is the same every pass, and so is the length."""
-        step = next((lp for lp in (here.loop.chain() if here.loop else ()) if lp.is_step_loop), None)
-        if step is None:
+        bound = self.an.step_bound_names(here)
+        if bound is None:
             return False
-        bound: set = set()
-        for lp in here.function.loops:
-            if step in lp.chain():
-                bound |= lp.assigned | lp.counters
         read = {n for a in node.args if a.keyword is None or a.keyword.value not in ("padding", "return_tensors")
                 for n in names_in(a.value)}
         return not bound.intersection(read)
