@@ -1,4 +1,4 @@
-"""HPU002 equal-in-hot-path: ``torch.equal`` where it runs every step.
+"""HPU002 equal-in-hot-path: ``torch.equal`` (or ``torch.allclose``) where it runs every step.
 
 Source: PyTorch/XLA performance debugging, part II: ``torch.equal`` inside the
 multi-head attention module caused frequent recompilation and slowed training about 7x; PyTorch
@@ -14,16 +14,18 @@ from hpulint.rules.base import Rule
 
 MESSAGE = (
     "`{call}` returns a Python bool {why}: every call makes the device run the pending graph "
-    "and copy the result to the host, and cuts the graph there. Compare identity (`a is b`) or "
-    "decide once outside the step"
+    "and copy the result to the host, and cuts the graph there. {advice}"
 )
+EQUAL_ADVICE = "Compare identity (`a is b`) or decide once outside the step"
+ALLCLOSE_ADVICE = ("Keep the test on the device (`torch.isclose(a, b).all()` as a tensor, used with "
+                   "`torch.where`) or decide once outside the step")
 
 
 class EqualInHotPath(Rule):
     code = "HPU002"
     name = "equal-in-hot-path"
-    summary = "torch.equal in a step loop, a forward() or a function called every step"
-    triggers = ("equal",)
+    summary = "torch.equal or torch.allclose in a step loop, a forward() or a function called every step"
+    triggers = ("equal", "allclose")
     lazy_mode_only = True
     fix_safety = "unsafe"
 
@@ -52,14 +54,17 @@ class EqualInHotPath(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         func = node.func
-        if an.qualname(func) == "torch.equal" and len(node.args) == 2:
-            call, a, b = "torch.equal(...)", node.args[0], node.args[1]
-        elif type(func) is cst.Attribute and func.attr.value == "equal" and len(node.args) == 1 \
+        qn = an.qualname(func)
+        positional = [a for a in node.args if a.keyword is None]
+        if qn in ("torch.equal", "torch.allclose") and len(positional) == 2:
+            call, a, b = f"{qn}(...)", positional[0], positional[1]
+        elif type(func) is cst.Attribute and func.attr.value in ("equal", "allclose") and len(positional) == 1 \
                 and type(func.value) not in (cst.SimpleString, cst.ConcatenatedString) \
-                and an.qualname(func.value) != "torch":
-            call, a, b = ".equal(...)", cst.Arg(func.value), node.args[0]
+                and an.qualname(func.value) not in ("torch", "numpy", "math"):
+            call, a, b = f".{func.attr.value}(...)", cst.Arg(func.value), positional[0]
         else:
             return
+        fix = self._identity_fix(node, a, b) if call.endswith("equal(...)") else None
         here = an.here()
         va, vb = an.value(a.value), an.value(b.value)
 
@@ -68,7 +73,8 @@ class EqualInHotPath(Rule):
                 return None  # two host tensors: no device work to wait for
             return an.every_step(here)
 
-        self.report(node, MESSAGE.format(call=call, why="{why}"), fix=self._identity_fix(node, a, b), when=when)
+        advice = EQUAL_ADVICE if call.endswith("equal(...)") else ALLCLOSE_ADVICE
+        self.report(node, MESSAGE.format(call=call, why="{why}", advice=advice), fix=fix, when=when)
 
     def _identity_fix(self, node: cst.Call, a: cst.Arg, b: cst.Arg):
         """`a is b` when both are parameters of the enclosing function (the PyTorch/XLA debugging guide's MHA case).
