@@ -233,7 +233,16 @@ def call_value(an, call: cst.Call) -> Val:
     if type(func) is cst.Attribute and func.attr.value in LEGACY_TENSOR_TYPES and type(func.value) is cst.Call \
             and (an.qualname(func.value.func) or "").rsplit(".", 1)[-1] == "get_accelerator":
         return V_TENSOR  # DeepSpeed's `get_accelerator().LongTensor(ids)`: made on the accelerator
+    if type(func) is cst.Attribute and func.attr.value == "apply" and call.args \
+            and (last_name(func.value) or "")[:1].isupper():
+        # `AllReduce.apply(x.var(dim=1))`: an autograd Function (a class's `apply`), whose output
+        # is a tensor when what it is given is
+        return Arith(tuple(value(an, a.value) for a in call.args if a.keyword is None and not a.star), "torch")
     fv = value(an, func)
+    if not (isinstance(fv, Sym) and ":" in fv.ref) and _returns_pt_tensors(call):
+        # `processor(text=prompt, images=image, return_tensors="pt")`: a Hugging Face tokenizer,
+        # processor or feature extractor, whatever its name; its tensors are made on the CPU
+        return V_HOST
     if isinstance(fv, Sym):
         args = call.args
         if args and len(args) <= 6 and not any(a.star for a in args):
@@ -250,6 +259,13 @@ def call_value(an, call: cst.Call) -> Val:
         # what it returns when the project does not (see Resolver, "call")
         return CallV(Named(fv, func.value))
     return CallV(fv)
+
+
+def _returns_pt_tensors(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "return_tensors":
+            return type(a.value) is cst.SimpleString and a.value.value.strip("'\"") == "pt"
+    return False
 
 
 # `fabric.setup(model, opt)`, `accelerator.prepare(model, opt, loader)`: the same objects back,

@@ -199,7 +199,12 @@ class ClassQueries:
         if hit is None:
             if self._subclass_map is None:
                 self._subclass_map = self._subclasses()
-            hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ()))
+            # (or a subclass of transformers' `GenerationMixin`, which is only ever mixed into a
+            # model: a `sample()` override whose class is combined with a model class chosen at
+            # run time, `class HF(getattr(transformers, arch), REPLUG_Generation)`)
+            hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ())) \
+                or any(b.rsplit(".", 1)[-1] == "GenerationMixin" and b.startswith("transformers")
+                       for b in self.external_bases(cid))
             self._mixins[cid] = hit
         return hit
 

@@ -189,13 +189,18 @@ def _with_container(node: cst.BaseExpression) -> frozenset:
     return frozenset(out)
 
 
+_ACCUMULATION = re.compile(r"accum", re.I)
+
+
 def _has_modulo(node: cst.CSTNode) -> bool:
+    """A `% k` in the test; not `% accum_grad` (`(batch_idx + 1) % accum_grad == 0` holds on every
+    optimizer update: a training step, not a logging interval)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if type(n) is cst.BinaryOperation:
             if type(n.operator) is cst.Modulo:
-                return True
+                return not _ACCUMULATION.search(code(n.right))
             stack += (n.left, n.right)
         elif type(n) is cst.BooleanOperation:  # `(k > 0 and step % k) == 0`
             stack += (n.left, n.right)

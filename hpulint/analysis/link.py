@@ -51,6 +51,9 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
         self.calls_model: dict = {}  # fid -> reason
+        # functions that call a model anywhere below them, in their loops too (a KV-cache wrapper's
+        # `generate()` that runs the draft model `gamma` times)
+        self.reaches_model: set = set()
         self.hot: dict = {}  # fid -> reason
         # functions that run step loops, called once per pass of another step loop: their code
         # outside their own step loops runs once per that step
@@ -168,6 +171,22 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                     if fid not in self.calls_model and callee in self.calls_model and callee != fid:
                         self.calls_model[fid] = f"calls {self.called(callee)}, which calls a model"
                         changed = True
+        reaches = set(self.calls_model)
+        callers: dict = {}
+        for fid in p.functions:
+            for sites in self._by_loop[fid].values():
+                for _, cls, *_ in sites:
+                    if cls is not None and cls[0] == "model":
+                        reaches.add(fid)
+                    elif cls is not None and cls[0] == "fn" and cls[1] != fid:
+                        callers.setdefault(cls[1], set()).add(fid)
+        todo = list(reaches)
+        while todo:
+            for caller in callers.get(todo.pop(), ()):
+                if caller not in reaches:
+                    reaches.add(caller)
+                    todo.append(caller)
+        self.reaches_model = reaches
 
     # --- hot functions and step loops ----------------------------------------------------
 
@@ -249,6 +268,12 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                 got = next((c for c in held if c in self.calls_model), None)
                 if got is not None:
                     return f"calls {self.called(got)}, which calls a model"
+                # `while prefix.shape[1] < T: x = cache.generate(prefix, gamma)`: a round of
+                # speculative decoding, the draft model's tokens in the callee's loop and the
+                # sequence carried to the next round
+                got = next((c for c in held if c in self.reaches_model), None)
+                if got is not None:
+                    return f"calls {self.called(got)}, which runs a model in a loop"
             if info["carried"]:
                 # `for i in range(n): x = self._maskgit_update(x, ...)` with another sampler's update,
                 # which holds loops of its own, in another branch: a one-step update that calls the

@@ -172,6 +172,23 @@ class TargetsAndRegions:
                     continue
                 self.eager[g] = f"called from {self.where(fid)}, which runs eagerly"
                 todo.append(g)
+        if not self.eager:
+            return
+        # a helper both an eager script and a lazy one call (`compute_loss_with_mask` from
+        # `train_hf.py` and from `train_xla.py`'s step loop) runs in lazy mode on the lazy path
+        reached = [fid for fid, (mod, _) in p.functions.items() if lazy[mod] and fid not in self.compiled]
+        seen = set(reached)
+        while reached:
+            fid = reached.pop()
+            for _, cls, *_ in self.sites[fid]:
+                g = cls[1] if cls is not None else None
+                if g is None or g in seen or g in self.compiled or g not in p.functions:
+                    continue
+                seen.add(g)
+                if g in self.eager and not self.eager[g].startswith("called from "):
+                    continue  # its own file runs eagerly (and so does what it calls)
+                self.eager.pop(g, None)
+                reached.append(g)
 
 
 # calls that make a device object: `xm.xla_device()`, `torch_xla.device()`, `torch.device("hpu")`

@@ -21,7 +21,7 @@ from hpulint.analysis.classes import ClassQueries
 from hpulint.analysis.symbols import Symbols
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
-from hpulint.analysis.registries import registered
+from hpulint.analysis.registries import registered, registered_methods
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, from_json, substitute
 
@@ -174,6 +174,9 @@ class Project(ClassQueries, Symbols):
             registered = self.registered(callee)
             if registered:
                 return [("fn", fid, 0) for fid in registered]
+            methods = registered_methods(self, callee)
+            if methods:
+                return [("fn", fid, 1) for fid in methods]
         if got is None and callee.tag == "attr" and isinstance(callee.base, Param) and depth < 3:
             # `model.module(inputs)` in a helper whose callers pass models, and one caller a
             # configuration by mistake: the join of what they pass names the configuration's
@@ -347,10 +350,8 @@ class Project(ClassQueries, Symbols):
             base = base.base
         if base.tag == "attr" and base.base.tag == "self":
             vals = self.class_attr(base.base.cls, base.name)
-        elif base.tag == "join":
-            vals = list(base.parts)
         else:
-            return []
+            vals = self._made_by(base)
         if len(vals) < 2:
             return []
         refs: list = []
@@ -366,6 +367,29 @@ class Project(ClassQueries, Symbols):
             if fid is not None:
                 out.append(("fn", fid, 0 if self._decorated(fid, "staticmethod") else 1))
         return out
+
+    def _made_by(self, v: Val, depth: int = 0) -> list:
+        """The values an object may be, branch by branch: the parts of a join, what a project
+        function's branches return (`get_graph(config)` returns `Uniform(...)` or
+        `Absorbing(...)`), what the callers of a parameter pass (a closure's `graph`)."""
+        if depth > 3:
+            return [v]
+        if v.tag == "join":
+            return [w for part in v.parts for w in self._made_by(part, depth + 1)]
+        if isinstance(v, Param):
+            return [w for passed in self.passed(v) for w in self._made_by(passed, depth + 1)]
+        ref = None
+        if v.tag in ("ret", "retof"):
+            ref = v.ref
+        elif v.tag == "meth" and v.base.tag == "sym":
+            ref = f"{v.base.ref}:{v.name}" if ":" not in v.base.ref else f"{v.base.ref}.{v.name}"
+        sym = self.symbol(ref) if ref else None
+        if sym is not None and sym[0] == "fn":
+            mod, f = self.functions[sym[1]]
+            ret = self.val(f["ret"], mod) if f["ret"] is not None else None
+            if ret is not None and ret.tag == "join":
+                return [w for part in ret.parts for w in self._made_by(part, depth + 1)]
+        return [v]
 
     def _few_model_methods(self, callee: Val) -> tuple:
         """`model.run_train(...)` on a model of unknown class: the few project model classes'

@@ -67,6 +67,7 @@ class ClassInfo:
         self.trains = False  # a method calls backward(): the class runs training
         self.moved = False  # `self.to(...)`, or `self` handed to a call (`accelerator.prepare(self)`)
         self.host_buffers: set = set()  # buffers registered with a tensor made without a device
+        self.decorators: list = []  # qualified names of its decorators
 
 
 class Scope:
@@ -159,6 +160,9 @@ class Loop:
         self.read_before_assign: set = set()
         self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
+        # name -> the names of the last pass its value in this pass was made from (`x = gen(prefix)`
+        # then `prefix = x[:, :n]`: prefix from prefix), for names assigned so far in the pass
+        self.deps: dict = {}
         self.if_depth = 0  # how many `if`s enclosed the loop: the ones after are inside it
         self.skip_guards = 0  # `if not interval: continue` in its body: branches it pushed for the rest
         self.block = None  # the Block of its body (definite assignments in the current pass)

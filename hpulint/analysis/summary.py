@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 45
+VERSION = 46
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -93,6 +93,7 @@ def summarize(an) -> dict:
             "attrs": {k: [to_json(v) for v in vals[:8]] for k, vals in info.attrs.items()},
             "methods": info.methods,
             "counter_attrs": sorted(info.counter_attrs),
+            "decorators": [d for d in info.decorators if d],
             # flags a method sets True outside any logging interval: [flag, fid]
             "step_flags": sorted({(name, fid) for name, fid, ids in info.flag_sets
                                   if all(i in an.wraps_step for i in ids)}),

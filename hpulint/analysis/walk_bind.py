@@ -271,8 +271,17 @@ class Bindings:
                 val = Named(val, name)  # `model = load(...)`: the name decides if nothing else does
             # `result = result.index_select(0, beams)` keeps the last pass's value in a new form:
             # not a fresh definition of this pass (an accumulator after it still grows)
-            keeps_last = (loop is not None and value_node is not None and name in set(names_in(value_node))
-                          and not self.defined_in_pass(name, loop))
+            keeps_last = False
+            if loop is not None and value_node is not None:
+                read = set(names_in(value_node))
+                deps: set = set()
+                for n in read:
+                    got = loop.deps.get(n)
+                    deps |= got if got is not None else {n}
+                # (or through the names made from it in this pass: `x = cache.generate(prefix)`,
+                # `prefix = x[:, :n + 1]` keeps the last pass's prefix, cut and extended)
+                keeps_last = name in deps or (name in read and not self.defined_in_pass(name, loop))
+                loop.deps[name] = deps
             self._bind(name, val)
             if keeps_last:
                 self.blocks[-1].defs.discard(name)

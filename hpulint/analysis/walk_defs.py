@@ -40,6 +40,9 @@ class Definitions:
         cid = self._ids.get(id(node)) or self._new_id(qual)
         bases = [self.symbol_ref(b.value) or self.qualname(b.value) or "" for b in node.bases if not b.keyword]
         info = ClassInfo(node, node.name.value, cid, [b for b in bases if b])
+        # `@register_predictor(name="euler")`: a registry's values may be classes (see registries)
+        info.decorators = [self.qualname(d.decorator.func if type(d.decorator) is cst.Call else d.decorator)
+                           or "" for d in node.decorators]
         self.classes[id(node)] = info
         self.classes_by_cid[cid] = info
         if id(node) not in self._ids:
