@@ -222,24 +222,22 @@ def test_other_torchcompat_calls_are_not():
     assert found(src, ("HPU018",)) == []
 
 
-def test_a_batch_handed_through_a_helper_is_still_the_padded_batch():
+def test_a_batch_handed_to_a_helper_may_come_back_at_a_fixed_length():
+    # optimum-habana's `adjust_batch(batch, size)` pads to a fixed size: what comes back is not
+    # known to be padded to its longest text
     src = """
     import torch
     import habana_frameworks.torch.core as htcore
 
 
-    def adjust(batch, size):
-        return batch
-
-
     class Server:
-        def respond(self, texts):
+        def respond(self, texts, size):
             batch = self.tokenizer(texts, return_tensors="pt", padding=True)
-            batch = adjust(batch, 8)
+            batch = adjust_batch(batch, size)
             return self.model.generate(**batch)
     """
-    assert found(src, ("HPU018",)) == [("HPU018", 12)]
-    assert found(src.replace("batch = adjust(batch, 8)", "batch = adjust(texts, 8)"), ("HPU018",)) == []
+    assert found(src, ("HPU018",)) == []
+    assert found(src.replace("batch = adjust_batch(batch, size)", "size += 1"), ("HPU018",)) == [("HPU018", 8)]
 
 
 def test_an_autograd_function_applied_to_a_device_tensor_gives_a_tensor():
@@ -359,3 +357,32 @@ def test_a_gradient_accumulation_test_is_not_a_logging_interval():
 
 def test_a_logging_interval_still_is():
     assert found(ACCUMULATION.format(divisor="log_every"), ("HPU005",)) == []
+
+
+def test_a_loop_over_prompts_that_runs_whole_generations_is_not_a_step_loop():
+    # an interactive loop: each pass reads a prompt and streams a whole generation; nothing it
+    # carries goes into the generation
+    src = """
+    import torch
+
+
+    def stream(model, tokens):
+        for _ in range(32):
+            logits = model(tokens)
+            tokens = torch.cat([tokens, logits[:, -1:].argmax(-1)], dim=1)
+            yield tokens
+
+
+    def interactive(model, tokenizer):
+        stop = 0
+        while True:
+            info = torch.tensor([stop, 7])
+            torch.distributed.all_reduce(info)
+            stop = info[0].item()
+            if stop == 1:
+                return
+            for out in stream(model, tokenizer(input())):
+                pass
+            print(out[0].cpu().tolist())
+    """
+    assert found(src, ("HPU005",)) == []

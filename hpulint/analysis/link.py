@@ -271,7 +271,9 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                 # `while prefix.shape[1] < T: x = cache.generate(prefix, gamma)`: a round of
                 # speculative decoding, the draft model's tokens in the callee's loop and the
                 # sequence carried to the next round
-                got = next((c for c in held if c in self.reaches_model), None)
+                fed = info.get("feeds") or ()
+                got = next((c for c in held if c in self.reaches_model
+                            and self.project.functions[c][1]["name"] in fed), None)
                 if got is not None:
                     return f"calls {self.called(got)}, which runs a model in a loop"
             if info["carried"]:

@@ -160,6 +160,7 @@ class Loop:
         self.read_before_assign: set = set()
         self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
+        self.carried_names: list = []  # and those names
         # name -> the names of the last pass its value in this pass was made from (`x = gen(prefix)`
         # then `prefix = x[:, :n]`: prefix from prefix), for names assigned so far in the pass
         self.deps: dict = {}

@@ -15,9 +15,12 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 """
 from __future__ import annotations
 
+import libcst as cst
+
+from hpulint.analysis.syntax import names_in
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 46
+VERSION = 47
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -38,6 +41,14 @@ def _call(c, wraps_step: set) -> list:
             {k: to_json(v) for k, v in c.kwargs.items()}, c.tainted, c.deferred, c.name, guarded, c.before]
 
 
+def _feeds(fn, lp) -> list:
+    if not lp.carried_names:
+        return []
+    carried = set(lp.carried_names)
+    return sorted({c.name for c in fn.calls if c.loop == lp.index and c.name and type(c.node) is cst.Call
+                   and any(carried.intersection(names_in(a.value)) for a in c.node.args)})
+
+
 def summarize(an) -> dict:
     functions = {}
     for fn in an.all_functions:
@@ -52,6 +63,9 @@ def summarize(an) -> dict:
                 "parts": lp.step_parts,
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
+                # the functions (by the name written) the body hands a carried value to
+                # (`x = cache.generate(prefix, k)`)
+                "feeds": _feeds(fn, lp),
                 "progress": lp.progress,
                 "yields": lp.yields,
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,

@@ -239,8 +239,9 @@ class Flow:
         # names the loop updates from their value in the last pass (x = f(x)); whether one is a
         # device tensor is decided when the project is linked
         bindings = self.function.bindings
-        loop.carried_vals = [bindings[n] for n in sorted((loop.assigned | loop.mutated) & loop.read_before_assign)
-                             if _maybe_tensor(bindings.get(n))]
+        loop.carried_names = [n for n in sorted((loop.assigned | loop.mutated) & loop.read_before_assign)
+                              if _maybe_tensor(bindings.get(n))]
+        loop.carried_vals = [bindings[n] for n in loop.carried_names]
         loop.facts.carried = bool(loop.carried_vals)
 
 

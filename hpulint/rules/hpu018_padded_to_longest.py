@@ -80,10 +80,9 @@ class PaddedToLongest(Rule):
         call = self._root_call(value)
         if call is not None:
             self.padded[key] = call  # `inputs = tok(...)`, `ids = inputs.input_ids.to(device)`
-        elif key in self.padded and type(value) is cst.Call and any(
-                type(a.value) is cst.Name and a.value.value == name for a in value.args):
-            pass  # `inputs = adjust_batch(inputs, size)`: the same batch, handed through a helper
         else:
+            # (`inputs = adjust_batch(inputs, size)`: a helper may pad it to a fixed size, as
+            # optimum-habana's does)
             self.padded.pop(key, None)
 
     def _root_call(self, node):
