@@ -196,6 +196,8 @@ def test_host_read_runs_only_what_the_read_tensor_needs():
         (lambda t: bool(t.sum() > 0), "bool"),
         (lambda t: float(t.sum()), "float"),
         (lambda t: torch.equal(t, t), "torch.equal"),
+        (lambda t: torch.allclose(t, t * 1.0), "torch.allclose"),
+        (lambda t: t.allclose(t), "torch.allclose"),
     ],
 )
 def test_every_kind_of_host_read_is_one_sync(read, what):

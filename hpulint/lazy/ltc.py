@@ -218,7 +218,7 @@ class _LtcFunctions(TorchFunctionMode):
         except TypeError:
             what = None
         if what is not None:
-            if args and _is_lazy(args[0]) or (what == "torch.equal" and _is_lazy(args[1])):
+            if args and _is_lazy(args[0]) or (what in ("torch.equal", "torch.allclose") and _is_lazy(args[1])):
                 return self.dev.read(func, args, kwargs, what)
             return func(*args, **kwargs)
         if func is torch.Tensor.to:
@@ -269,6 +269,8 @@ def _register():
             _READS[fn] = what
     _READS[torch.equal] = "torch.equal"
     _READS[Tn.equal] = "torch.equal"
+    _READS[torch.allclose] = "torch.allclose"
+    _READS[Tn.allclose] = "torch.allclose"
 
 
 _register()

@@ -333,13 +333,20 @@ def _reader(what):
     return h
 
 
-def _h_equal(dev, func, args, kwargs):
-    a, b = args[0], args[1]
-    if dev.is_device(a) or dev.is_device(b):
-        dev.read([a, b], "torch.equal", user_frame())
-        dev.fallback("equal")
-        return _suspended(dev, func, args, kwargs)
-    return func(*args, **kwargs)
+def _comparer(what: str):
+    """`torch.equal(a, b)`, `torch.allclose(a, b)`: a Python bool, read from the device."""
+    def h(dev, func, args, kwargs):
+        a, b = args[0], args[1]
+        if dev.is_device(a) or dev.is_device(b):
+            dev.read([a, b], what, user_frame())
+            dev.fallback(what.rsplit(".", 1)[-1])
+            return _suspended(dev, func, args, kwargs)
+        return func(*args, **kwargs)
+    return h
+
+
+_h_equal = _comparer("torch.equal")
+_h_allclose = _comparer("torch.allclose")
 
 
 def _h_backward(dev, func, args, kwargs):
@@ -388,6 +395,8 @@ def _register():
             _FUNCS[fn] = _reader(what)
     _FUNCS[torch.equal] = _h_equal
     _FUNCS[Tn.equal] = _h_equal
+    _FUNCS[torch.allclose] = _h_allclose
+    _FUNCS[Tn.allclose] = _h_allclose
     _FUNCS[Tn.backward] = _h_backward
     _FUNCS[torch.autograd.backward] = _h_backward
     _FUNCS[torch.autograd.grad] = _h_backward
