@@ -31,6 +31,11 @@ def record_call(an, node: cst.Call) -> None:
             return
         facts.markers.append(node)
         an.call_statement[id(node)] = an.statement
+        if qn and qn.startswith("torchcompat."):
+            # Mila's torchcompat (`import torchcompat.core as acc; acc.mark_step()`): the step
+            # marker is Gaudi's `htcore.mark_step` (a no-op on other devices), so code that marks
+            # steps through it is written for hpu's lazy mode
+            an.evidence.setdefault("hpu", "marks steps with torchcompat's mark_step (Gaudi's lazy mode)")
         return
     if qn == XLA_OPTIMIZER_STEP:
         facts.opt_step.append(node)

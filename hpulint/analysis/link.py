@@ -180,32 +180,19 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                         reaches.add(fid)
                     elif cls is not None and cls[0] == "fn" and cls[1] != fid:
                         callers.setdefault(cls[1], set()).add(fid)
-        todo = list(reaches)
-        while todo:
-            for caller in callers.get(todo.pop(), ()):
-                if caller not in reaches:
-                    reaches.add(caller)
-                    todo.append(caller)
-        self.reaches_model = reaches
+        self.reaches_model = _with_callers(reaches, callers)
 
     # --- hot functions and step loops ----------------------------------------------------
 
     def _multi_step(self, loops: dict) -> set:
         """Functions that run many steps per call: they hold a step loop, or call one that does
         (a sampler's `sample()`, a `train_one_epoch()`): calling one is not one step."""
-        multi = {fid for fid, _ in loops}
         callers: dict = {}  # fid -> the functions whose body (not a loop in it) calls it
         for fid in self.project.functions:
             for _, cls, *_ in self._own(fid, -1):
                 if cls is not None and cls[1] is not None:
                     callers.setdefault(cls[1], []).append(fid)
-        todo = list(multi)
-        while todo:
-            for fid in callers.get(todo.pop(), ()):
-                if fid not in multi:
-                    multi.add(fid)
-                    todo.append(fid)
-        return multi
+        return _with_callers({fid for fid, _ in loops}, callers)
 
     def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict,
                      multi: frozenset = frozenset()) -> Optional[str]:
@@ -498,3 +485,16 @@ def _shown(path: str) -> str:
         if not rel.startswith(".."):
             return rel.replace(os.sep, "/")
     return path
+
+
+def _with_callers(seeds: set, callers: dict) -> set:
+    """``seeds`` and every function that calls one of them, through any chain of ``callers``
+    (fid -> the functions that call it)."""
+    out = set(seeds)
+    todo = list(out)
+    while todo:
+        for fid in callers.get(todo.pop(), ()):
+            if fid not in out:
+                out.add(fid)
+                todo.append(fid)
+    return out

@@ -382,7 +382,7 @@ class Project(ClassQueries, Symbols):
         if v.tag in ("ret", "retof"):
             ref = v.ref
         elif v.tag == "meth" and v.base.tag == "sym":
-            ref = f"{v.base.ref}:{v.name}" if ":" not in v.base.ref else f"{v.base.ref}.{v.name}"
+            ref = f"{v.base.ref}.{v.name}"  # `graph_lib.get_graph(config)` (as `classify` spells it)
         sym = self.symbol(ref) if ref else None
         if sym is not None and sym[0] == "fn":
             mod, f = self.functions[sym[1]]

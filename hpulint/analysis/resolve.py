@@ -243,8 +243,6 @@ class Resolver:
             got = self.env.ret(base.ref + "." + name)
             if got.kind == UNKNOWN and name in PRETRAINED_LOADERS and is_model_class_name(base.ref.rsplit(".", 1)[-1]):
                 return r(MODEL)  # `AutoModelForCausalLM.from_pretrained(...)`: a library's module
-            if got.kind == UNKNOWN and name == "apply" and self.env.has_method(base.ref, "forward"):
-                return r(TENSOR)  # `AllReduce.apply(x)`: an autograd Function's output
             return got
         if k == UNKNOWN:
             if _TO_DEVICE.match(name):

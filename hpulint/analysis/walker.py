@@ -207,11 +207,6 @@ class Walker(Definitions, Flow, Bindings):
             return False
         if qn in STEP_MARKERS or qn in self.extra_markers:
             return True
-        if qn.startswith("torchcompat.") and last_name(call.func) == "mark_step":
-            # Mila's torchcompat (`import torchcompat.core as acc; acc.mark_step()`): the step
-            # marker is Gaudi's `htcore.mark_step` (a no-op on other devices), so code that marks
-            # steps through it is written for hpu's lazy mode
-            self.evidence.setdefault("hpu", "marks steps with torchcompat's mark_step (Gaudi's lazy mode)")
         name = last_name(call.func)
         # any `<x>.mark_step()` (a wrapper, hpulint.lazy.device().mark_step()): the name is specific
         return name in self.extra_markers or name == "mark_step"

@@ -156,30 +156,11 @@ def confirm(findings, run_result: dict, source: str | None = None) -> list:
                                     f"this line, and {runs} host run{'s' * (runs != 1)} of a "
                                     f"data-dependent op in {steps} steps (every step needs {need})")
         elif code == "HPU007":
-            n, ch = _short_batches(run_result, script, line)
-            item["recompiles"] = n
-            if n >= 1:
-                c = ch[0]
-                item["status"] = "confirmed"
-                item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by a shorter batch "
-                                    f"of this DataLoader ({c.get('input')}: {_fmt(c['old'])} -> "
-                                    f"{_fmt(c['new'])})")
-            else:
-                item["status"] = "not reproduced"
-                item["evidence"] = ("no recompilation was caused by a shorter batch of this "
-                                    "DataLoader")
+            _input_recompiles(item, *_short_batches(run_result, script, line),
+                              "a shorter batch of this DataLoader")
         elif code == "HPU018":
-            n, ch = _padded_lengths(run_result, script, scope_range(_read(source, script), line))
-            item["recompiles"] = n
-            if n >= 1:
-                c = ch[0]
-                item["status"] = "confirmed"
-                item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by a new length of a "
-                                    f"batch padded here ({c.get('input')}: {_fmt(c['old'])} -> "
-                                    f"{_fmt(c['new'])}, uploaded at line {c.get('from_line')})")
-            else:
-                item["status"] = "not reproduced"
-                item["evidence"] = "no recompilation was caused by a new length of a batch padded here"
+            _input_recompiles(item, *_padded_lengths(run_result, script, scope_range(_read(source, script), line)),
+                              "a new length of a batch padded here", uploaded=True)
         elif code == "HPU008":
             count, what = _syncs_at(run_result, script, line)
             item["syncs"] = count
@@ -277,3 +258,17 @@ def unexplained(findings, run_result: dict, source: str | None = None) -> list:
         out.append({"kind": "sync", "line": e.get("line"), "file": e.get("file"),
                     "what": e.get("what"), "count": e.get("count")})
     return out
+
+
+def _input_recompiles(item: dict, n: int, changes: list, cause: str, uploaded: bool = False) -> None:
+    """HPU007, HPU018: confirmed by a recompilation whose changed input is ``cause``."""
+    item["recompiles"] = n
+    if n >= 1:
+        c = changes[0]
+        where = f", uploaded at line {c.get('from_line')}" if uploaded else ""
+        item["status"] = "confirmed"
+        item["evidence"] = (f"{n} recompilation{'s' * (n != 1)} caused by {cause} ({c.get('input')}: "
+                            f"{_fmt(c['old'])} -> {_fmt(c['new'])}{where})")
+    else:
+        item["status"] = "not reproduced"
+        item["evidence"] = f"no recompilation was caused by {cause}"
