@@ -8,8 +8,9 @@ reading public code, before the rules were changed for them: ``hazard`` lines ar
 recompiles or host syncs on a lazy device, ``safe`` lines only look like one. This script
 fetches nothing: point it at checkouts of the labelled commits, either with ``--repos`` (a TSV of
 ``repo commit checkout``) or ``--checkouts DIR`` holding ``OWNER__NAME`` folders. Each
-repository's labelled files are linted as part of their project (the checkout), as a user's run
-of ``hpulint`` would lint them, and a label counts as found when a finding with its code covers
+repository's labelled files are linted as part of their project (the checkout, a project even
+when extracted without the ``.git`` folder its clone has), as ``hpulint check .`` in the clone
+would lint them, and a label counts as found when a finding with its code covers
 its line.
 
 It prints, per rule and per rule family, the recall on hazards and the share of look-alikes left
@@ -72,7 +73,8 @@ def lint_repo(root: Path, files: list, jobs: int) -> tuple:
     # as missed hazards and clean look-alikes
     paths = [str(root / f) for f in files if (root / f).is_file() and not cfg.is_test(root / f)]
     start = time.perf_counter()
-    infos = index_for(paths, root, discover, cfg)
+    # the checkout is a clone's work tree (extracted without its `.git`, a project marker)
+    infos = index_for(paths, root, discover, cfg, project=True)
     results, _ = run(infos, paths, cfg, jobs=jobs)
     found = defaultdict(list)
     errors = []

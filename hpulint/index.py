@@ -76,11 +76,13 @@ def is_project(root: Path, config=None) -> bool:
 
 
 def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX_LIMIT,
-              everything: Optional[list] = None) -> list:
+              everything: Optional[list] = None, project: Optional[bool] = None) -> list:
     """The index (FileInfo of every file to summarise); the linted files come first. Without a
     project marker the index is the linted files, the files next to them and what they import
     (transitively): a loose script is not linked with whatever else its folder holds further down.
-    ``everything``: what discovering the root gives, when the caller has it already."""
+    ``everything``: what discovering the root gives, when the caller has it already;
+    ``project``: whether the root is a project, when the caller knows better than its markers
+    (a checkout extracted without the ``.git`` folder its clone has)."""
     resolved: dict = {}  # each path resolved once (a system call per path component)
 
     def real(f) -> Path:
@@ -94,7 +96,7 @@ def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX
         infos[real(f)] = info_for(Path(f), root)
     if everything is None:
         everything, _ = discover([str(root)], config)
-    if not is_project(root, config):
+    if not (is_project(root, config) if project is None else project):
         folders = {real(f).parent for f in lint_files}
         for f in everything:
             if real(f).parent in folders and real(f) not in infos:

@@ -124,3 +124,39 @@ def test_a_loose_script_still_sees_the_modules_it_imports(tmp_path, capsys, monk
         "    print(greedy(Net(), torch.zeros(4, device=xm.xla_device()), 8))\n")
     monkeypatch.chdir(tmp_path)
     assert [f[:3] for f in cli_findings(capsys, "translate.py")] == [("translate.py", 9, "HPU005")]
+
+
+def test_the_real_code_benchmark_lints_a_checkout_as_its_clone(tmp_path):
+    """benchmarks/real_code.py lints checkouts extracted without `.git`, whose clone has one: the
+    checkout is the project, so a helper's caller in another sub-folder is indexed (a forward()
+    that runs it every step), as `hpulint check .` in the clone finds it. Indexed as a loose
+    folder (the labelled file, its siblings, what they import), the caller is not seen."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import real_code
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    (tmp_path / "pkg" / "arch").mkdir(parents=True)
+    (tmp_path / "pkg" / "models").mkdir()
+    for d in ("pkg", "pkg/arch", "pkg/models"):
+        (tmp_path / d / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "arch" / "prep.py").write_text(
+        "import torch\n\n\n"
+        "def keep_images(ids, feats):\n"
+        "    where = torch.where(ids == 7)\n"
+        "    feats[where] = 0\n"
+        "    return feats\n")
+    (tmp_path / "pkg" / "models" / "net.py").write_text(
+        "import torch\n"
+        "import habana_frameworks.torch.core as htcore\n"
+        "from pkg.arch.prep import keep_images\n\n\n"
+        "class Net(torch.nn.Module):\n"
+        "    def forward(self, ids, feats):\n"
+        "        return keep_images(ids, feats).sum()\n")
+    found, errors, _, indexed = real_code.lint_repo(tmp_path, ["pkg/arch/prep.py"], 1)
+    assert errors == [] and indexed == 5
+    assert found[("pkg/arch/prep.py", "HPU006")] == [(5, 5)]
+    from hpulint.cli import discover
+    from hpulint.index import index_for
+    loose = index_for([str(tmp_path / "pkg/arch/prep.py")], tmp_path, discover, Config())
+    assert sorted(Path(i.path).name for i in loose) == ["__init__.py", "prep.py"]
