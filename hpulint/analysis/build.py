@@ -59,6 +59,10 @@ def _value(an, node) -> Val:
         qn = an.qualname(node)
         if qn is not None and qn.startswith(("torch.", "numpy.", "math.")):
             return V_SCALAR if qn in ("torch.pi", "math.pi", "math.e", "numpy.pi") else V_OTHER
+        if type(node.value) is cst.Name and node.value.value == "self":
+            bound = an.function.self_binds.get(node.attr.value)
+            if bound is not None:
+                return bound
         return Attr(value(an, node.value), node.attr.value)
     if tp is cst.Subscript:
         base = value(an, node.value)

@@ -67,9 +67,14 @@ class GlobalEnv(Env):
             got = self._from_callers(fid, name, every=_NOT_DEVICE)
             if got.kind == TUPLE and any(p.kind in DEVICE_TENSORS for p in got.parts):
                 return r(ev)
-            if got.kind == HOST and not all(_moved_to_host(v) for v in self.p.passed(Param(fid, name), defaults=False)):
+            if got.kind == HOST and not _host_copies(self.p, self.p.passed(Param(fid, name), defaults=False)):
                 return r(ev)  # (only a copy made for the host, not a factory that may get its device later)
             return got if got.kind in _NOT_DEVICE else r(ev)
+        if ev == MODEL:
+            # `model: torch.nn.Module` that the project's callers fill with its Transformer1d: the
+            # callers say which class's methods `model.sampling(...)` runs
+            got = self._from_callers(fid, name)
+            return got if got.kind == MODEL and (got.ref or got.parts) else r(ev)
         if ev:
             return r(ev)
         got = self._from_callers(fid, name)
@@ -114,9 +119,10 @@ class GlobalEnv(Env):
         vals = self.p.class_attr(cls, name)
         if vals:
             parts = [self.p.resolve(v) for v in vals]
-            if any(_moved_to_host(v) for v in vals):
+            if any(_moved_to_host(v) for v in vals) and not any(p.kind == MODEL for p in parts):
                 # `self.sigmas = sigmas.to("cpu")` in one method: the class keeps it on the host
-                # by design (diffusers' schedulers), whatever the other methods first built
+                # by design (diffusers' schedulers), whatever the other methods first built (a
+                # module kept on the CPU, `self.vocoder = Vocoder().cpu()`, is still a module)
                 return r(HOST)
             got = Resolver._join(parts)
             return got if got.kind != UNKNOWN else by_name(name)
@@ -181,6 +187,19 @@ def _moved_to_host(v: Val) -> bool:
             return False
         v = v.base
     return False
+
+
+def _host_copies(p, vals: list, depth: int = 0) -> bool:
+    """Every value is a copy made for the host (`ids.to("cpu")`), also through the parameters
+    that pass it on (`block(ids=ids)` in a forward() given the copy)."""
+    if not vals:
+        return False
+    for v in vals:
+        if _moved_to_host(v):
+            continue
+        if not (isinstance(v, Param) and depth < 3 and _host_copies(p, p.passed(v, defaults=False), depth + 1)):
+            return False
+    return True
 
 
 def val_of(res: R) -> Val:

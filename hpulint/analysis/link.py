@@ -25,7 +25,7 @@ import os
 from typing import Optional
 
 from hpulint.analysis.calls import PROPERTY_READ
-from hpulint.analysis.loop_kinds import numbers_models, samples
+from hpulint.analysis.loop_kinds import numbers_models, runs_own_layers, samples
 from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.training import TrainingFacts
@@ -276,6 +276,8 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                                        for j in inner - parts for _, cls, *_ in self._own(fid, j)):
             # `for a, b in zip(prompts, prompts[1:]): emb = embed(a) ... for t in T: self(latents=...)`:
             # a nested loop runs whole pipelines, so a pass of this one is many steps
+            return None
+        if runs_own_layers(self.project, f, info, own, it):
             return None
         why = self._model_call(fid, index)
         if why is not None:

@@ -1,12 +1,12 @@
-"""Two questions the link step asks of a loop before it calls it a step loop: does it sample (a
-decoding or denoising run inside code a forward() runs), and does it number a model's modules
-(each pass one of them, the same set every step)."""
+"""Questions the link step asks of a loop before it calls it a step loop: does it sample (a
+decoding or denoising run inside code a forward() runs), does it number a model's modules
+(each pass one of them, the same set every step), does it run a module's own layers."""
 from __future__ import annotations
 
 import re
 
 from hpulint.analysis.names import is_model_name
-from hpulint.analysis.values import MODEL
+from hpulint.analysis.values import LOADER, MLOADER, MODEL, TUPLE
 
 # a function or class whose loop is a sampling or decoding run (`p_sample_loop_ddim`, `_generate`,
 # `EDMSampler.__call__`, `SequenceGenerator`)
@@ -18,7 +18,8 @@ def samples(project, info: dict, f: dict, it) -> bool:
     forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
     feeds the last pass's output back and shows progress, or the function (or its class) is named
     for sampling. Its passes are steps, not layers unrolled into one graph."""
-    if not info["carried"] or (it is not None and it.kind == MODEL):
+    if not info["carried"] or (it is not None and (it.kind == MODEL or (
+            it.kind == TUPLE and it.parts and all(p.kind == MODEL for p in it.parts)))):
         return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
     cls = project.classes.get(f.get("cls") or "")
     names = f["name"] + " " + (cls[1]["name"] if cls is not None else "")
@@ -37,3 +38,27 @@ def numbers_models(project, fid: str, info: dict) -> bool:
     if name.endswith("s") and is_model_name(name[:-1]):
         return True
     return project.resolve(v).kind == MODEL
+
+
+
+def runs_own_layers(project, f: dict, info: dict, own: list, it) -> bool:
+    """`for i in range(cfg.hc_mult): key = self.key_projs[i](emb)` in a method of a module, with
+    nothing carried from one pass to the next: each pass runs layers of the module itself, the
+    same ones on every call (unrolled into one graph), so a pass is not a step. (A loop over a
+    loader, or one that feeds its output back, as a module's `generate()` does, is not this.)"""
+    if info["carried"] or info.get("yields") or (it is not None and it.kind in (LOADER, MLOADER)):
+        return False
+    cls = f.get("cls")
+    if cls is None or not project.is_model_class(cls):
+        return False
+    callees = [callee for _, c, _, _, _, _, callee, *_ in own if c is not None]
+    return bool(callees) and all(_of_self(v) for v in callees)
+
+
+def _of_self(v) -> bool:
+    """`self.key_projs[i]`, `self.blocks`, `self.norm`: a module the object holds (not `self`)."""
+    if v is None or v.tag not in ("attr", "elem"):
+        return False
+    while v.tag in ("attr", "elem"):
+        v = v.base
+    return v.tag == "self"

@@ -425,6 +425,12 @@ class Project(ClassQueries, Symbols):
         for fid in self.functions:
             for _, callee, args, kwargs, *_ in self.calls(fid):
                 c = self.classify(callee, self.shallow)
+                if c is not None and c[0] == "model" and c[1] is None:
+                    # `for layer in self.layers: layer(input_ids=ids, hidden=h)`: an item of a
+                    # module container is called, so each block class it holds gets the arguments
+                    for fid in self.held_forwards(self.shallow(callee)):
+                        self.callers.setdefault(fid, []).append((args, kwargs, 1))
+                    continue
                 if c is None or c[1] is None:
                     continue
                 self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))

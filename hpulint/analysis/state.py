@@ -110,6 +110,7 @@ class Scope:
         self.decorators: list = []  # qualified names of its decorators
         self.ret_annotation = None  # Val its return annotation says (`-> Tensor`), if any
         self.yields = False  # a generator: what it returns is what its name says (`iter_dataloader`)
+        self.yielded: list = []  # Vals it yields (a `@contextmanager`'s are what `with ... as x` binds)
         self.if_depth = 0  # how many `if` branches enclose its definition (theirs are not its guards)
         self.outer_here = None  # a lambda passed as an argument: the point of the call it runs in
         self.interval_flags: set = set()  # names bound to a logging-interval test (`log_now = i % k == 0`)
@@ -121,6 +122,9 @@ class Scope:
         self.attr_resets: set = set()  # (name, attr)
         self.buffer_setters: set = set()  # names bound to `lambda name, v: self.register_buffer(name, ...)`
         self.int_seqs: dict = {}  # name -> arity of a host list of ints (`times = t.int().tolist()`: 1)
+        # `self.ids = [k.to(x.device) for k in self.ids]` at the top of its body: what `self.ids`
+        # holds for the rest of the function (the class's join of every assignment elsewhere)
+        self.self_binds: dict = {}
 
     @property
     def is_function(self) -> bool:

@@ -20,7 +20,7 @@ import libcst as cst
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 47
+VERSION = 48
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -79,7 +79,10 @@ def summarize(an) -> dict:
             # when it says nothing
             ret = Used(join(fn.returns), SEQ_TENSOR)
         if fn.yields and fn.ret_annotation is None:
-            ret = Named(V_UNKNOWN, fn.name)
+            # a generator: what its name says, but a `@contextmanager`'s call gives what it yields
+            # to `with temporary_cuda(model) as m:` (the walk binds `m` to the call's value)
+            managed = fn.yielded and any(d.rsplit(".", 1)[-1] == "contextmanager" for d in fn.decorators if d)
+            ret = join(fn.yielded) if managed else Named(V_UNKNOWN, fn.name)
         functions[fn.fid] = {
             "name": fn.name,
             "kind": fn.kind,

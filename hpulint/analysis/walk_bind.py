@@ -302,6 +302,13 @@ class Bindings:
         if type(target) is cst.Attribute and type(target.value) is cst.Name \
                 and target.value.value == "self":
             cls = self.current_class
+            fn = self.function
+            if self.blocks and self.blocks[-1].kind == "body" and self.blocks[-1].scope is fn:
+                name = target.attr.value
+                named = by_name(name).kind != "unknown" and not isinstance(val, Sym)
+                fn.self_binds[name] = Named(val, name) if named else val  # (as a name's binding)
+            else:
+                fn.self_binds.pop(target.attr.value, None)  # one path's value: the class's join
             if cls is not None:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
                 v = value_node

@@ -247,6 +247,8 @@ class Definitions:
 
     def _enter_yield(self, node) -> None:
         self.function.yields = True
+        if len(self.function.yielded) < 8 and type(node.value) is not cst.From:
+            self.function.yielded.append(self.value(node.value) if node.value is not None else V_NONE)
         loop = self.loop
         while loop is not None:
             loop.yields = True

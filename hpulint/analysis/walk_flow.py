@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (bind_for_target, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.loops import (_LIBRARY_PREFIXES, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
@@ -35,11 +35,25 @@ class Flow:
                 facts.markers.append(it)
                 self.call_statement[id(it)] = node
             if item.asname is not None:
+                given = self._entered(it)
                 for n in target_names(item.asname.name):
                     # `with unwrap_model_for_generation(model, acc) as unwrapped_model:`: the
                     # name says what the context gives when it names a model (or an optimizer,
                     # a loader); files, locks and profilers stay plain objects
-                    self._bind(n, Named(V_UNKNOWN, n) if by_name(n).kind != "unknown" else V_OTHER)
+                    v = Named(V_UNKNOWN, n) if by_name(n).kind != "unknown" else V_OTHER
+                    # `with self.temporary_cuda(self.clvp) as clvp:`: a project `@contextmanager`
+                    # gives what it yields (the summary's return of such a generator), when known
+                    self._bind(n, join([given, v]) if given is not None else v)
+
+    def _entered(self, item: cst.BaseExpression):
+        """The value of a context manager's call when the project may define it (not a library's:
+        `torch.profiler.profile(...)` is not a tensor), for `with f(...) as x` to bind."""
+        if type(item) is not cst.Call:
+            return None
+        qn = self.qualname(item.func) or ""
+        if qn.startswith(_LIBRARY_PREFIXES) or qn in ("open", "contextlib.suppress"):
+            return None
+        return self.value(item)
 
     def _enter_try(self, node: cst.Try) -> None:
         self.statements.append(node)
@@ -208,7 +222,7 @@ class Flow:
         loop.iter_value = self.value(node.iter)
         loop.collection = iterates_collection(self, node.iter)
         loop.loader_marks = iterates_marking_loader(self, node.iter)
-        loop.iterated_params = [p for p in names_in(node.iter) if p in fn.params]
+        loop.iterated_params = [p for p in _iterated_names(node.iter) if p in fn.params]
         loop.iter_calls = calls_in(node.iter) if type(node.iter) is not cst.Name else frozenset()
         self.loops.append(loop)
         loop.block = self._push_block("loop")
@@ -285,3 +299,12 @@ def carried_counters(body: cst.BaseSuite, counters: set) -> set:
                     and any(n in counters or n in out for n in names_in(st.value)):
                 out.add(name)
     return out
+
+
+def _iterated_names(it: cst.BaseExpression) -> list:
+    """The names an iterable is made of, not the options of the calls that wrap it
+    (`tqdm(samples, disable=not verbose)`: `samples`, not `verbose`)."""
+    if type(it) is cst.Call:
+        return [n for a in it.args if a.keyword is None for n in _iterated_names(a.value)] \
+            + list(names_in(it.func))
+    return list(names_in(it))

@@ -81,6 +81,11 @@ class GrowingCatAccumulator(Rule):
                 self.aliases[key] = value
             else:
                 self.aliases.pop(key, None)
+        either = type(value) is cst.IfExp
+        if either:
+            # `code = idx if code is None else torch.cat([code, idx], axis=1)`: the first pass
+            # starts the accumulator, every later one grows it
+            value = next((b for b in (value.orelse, value.body) if type(b) is cst.Call), None)
         if type(value) is not cst.Call or not value.args:
             return
         join = an.qualname(value.func)
@@ -150,7 +155,7 @@ class GrowingCatAccumulator(Rule):
         if type(root) is cst.Name and reset_later(loop.node, node, root.value):
             return  # bound afresh later in the pass: the next pass does not read the grown value
         is_while = type(loop.node) is cst.While
-        fix = self._list_fix(node, target, value, seq, join) if join in CATS else None
+        fix = self._list_fix(node, target, value, seq, join) if join in CATS and not either else None
 
         def when():
             if _on_host(an, every, fresh) or an.device_excluded(here):

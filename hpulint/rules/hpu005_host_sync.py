@@ -33,7 +33,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =",
-                "get_scale(", "' %", "\" %", "'%", "\"%")
+                "get_scale(", "math", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -122,6 +122,12 @@ class HostSyncEveryStep(Rule):
             return
         if qn in ("numpy.array", "numpy.asarray") and node.args:
             self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
+            return
+        if qn.startswith("math.") and qn not in ("math.trunc", "math.pi", "math.e") and node.args:
+            # `math.atan(pixels / (2 * focal))`: the math module takes floats, and reads a tensor
+            # with `float()` (a copy to the host and a wait, as `float(t)`)
+            vals = [an.value(a.value) for a in node.args if a.keyword is None]
+            self._report_any(node, f"`{qn}()` of a tensor (it reads the tensor with `float()`)", vals)
             return
         if type(func) is cst.Name:
             if func.value in CONVERSIONS and len(node.args) == 1:
