@@ -3,7 +3,8 @@
 reading a tensor, the blocks of a `ModuleList` getting their caller's arguments, a module's own
 layer loop, an annotated `nn.Module` parameter that the callers fill with a project class, a list
 of blocks wrapped in `nn.Sequential`, an accumulator started by a conditional expression, and a
-project `@contextmanager` that yields a model. Each has a look-alike that stays quiet.
+project `@contextmanager` that yields a model, and a name bound None before a loop whose body
+binds it (what a pass reads is what the last pass left). Each has a look-alike that stays quiet.
 
 The cases are written for these tests; none is copied from a repository.
 """
@@ -247,7 +248,7 @@ SAMPLER = {
 
 def test_a_sampler_of_any_module_runs_the_project_class_its_callers_pass(tmp_path, capsys, monkeypatch):
     got = lint(tmp_path, SAMPLER, capsys, monkeypatch)
-    assert got == ["sampling.py:15:9:HPU003"]
+    assert got == ["sampling.py:12:20:HPU001", "sampling.py:15:9:HPU003"]
 
 
 def test_a_conditional_accumulator_start_outside_a_step_loop_stays_quiet():
@@ -320,3 +321,33 @@ def test_a_library_context_manager_gives_nothing_known():
                 print(prof.key_averages())
     """
     assert found(src, ("HPU005",)) == []
+
+
+# a decoding loop whose sequence starts as None: from the second pass on, the pass reads the
+# sequence the last pass built (a device tensor), by the loop counter
+CARRIED = """
+import torch
+
+
+def decode(model, prompt, steps):
+    seq = None
+    for i in range(steps):
+        if seq is None:
+            last = prompt
+        else:
+            last = seq[:, i - 1:i]
+        nxt = model(last).argmax(-1)
+        seq = nxt if seq is None else torch.cat([seq, nxt], dim=1)
+    return seq
+"""
+
+
+def test_a_name_bound_none_before_the_loop_holds_the_last_pass_value():
+    assert found(CARRIED, ("HPU001",)) == [("HPU001", 11)]
+
+
+def test_a_name_bound_none_and_rebuilt_from_host_values_stays_quiet():
+    # what the body leaves is a Python list: indexing it by the counter reads no tensor
+    src = CARRIED.replace("seq = nxt if seq is None else torch.cat([seq, nxt], dim=1)",
+                          "seq = [[0]] if seq is None else seq + [[i]]")
+    assert found(src, ("HPU001",)) == []

@@ -56,7 +56,8 @@ class Analysis(Walker):
     def bind(self, facts: FileFacts) -> None:
         """Take the project's answers: step loops, hot functions, targets, counters."""
         self.facts = facts
-        self.resolver = Resolver(FileEnv(facts))
+        carried = {(fn.fid, i, n): v for fn in self.all_functions for (i, n), v in fn.carried_defs.items()}
+        self.resolver = Resolver(FileEnv(facts, carried))
         for fn in self.all_functions:
             info = facts.ask(("fn", fn.fid))
             fn.hot_reason = info["hot"]

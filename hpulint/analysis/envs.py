@@ -134,6 +134,11 @@ class GlobalEnv(Env):
     def has_method(self, cls: str, name: str) -> bool:
         return self.p.method(cls, name) is not None
 
+    def carried(self, fid: str, index: int, name: str, resolve) -> R:
+        entry = self.p.functions.get(fid)
+        j = entry[1].get("carried", {}).get(f"{index}:{name}") if entry else None
+        return resolve(self.p.val(j, entry[0])) if j is not None else R_UNKNOWN
+
     def meth(self, cls: str, name: str) -> R:
         fid = self.p.method(cls, name)
         if fid is None:

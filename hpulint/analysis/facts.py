@@ -8,9 +8,10 @@ same answers (whatever changed elsewhere in the project), without parsing the fi
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from hpulint.analysis.resolve import Env
-from hpulint.analysis.values import R
+from hpulint.analysis.values import R, R_UNKNOWN
 
 
 def r_to_data(res: R):
@@ -117,8 +118,13 @@ def _param(fid: str, name: str):
 class FileEnv(Env):
     """Values' leaves for one file, answered by the project through :class:`FileFacts`."""
 
-    def __init__(self, facts: FileFacts) -> None:
+    def __init__(self, facts: FileFacts, carried: Optional[dict] = None) -> None:
         self.facts = facts
+        self.carried_vals = carried or {}  # (fid, loop index, name) -> Val (this file's loops)
+
+    def carried(self, fid: str, index: int, name: str, resolve) -> R:
+        v = self.carried_vals.get((fid, index, name))
+        return resolve(v) if v is not None else R_UNKNOWN
 
     def _q(self, key: tuple) -> R:
         return r_from_data(self.facts.ask(key))

@@ -48,6 +48,10 @@ class Env:
     def meth(self, cls: str, name: str) -> R:
         return R_UNKNOWN
 
+    def carried(self, fid: str, index: int, name: str, resolve) -> R:
+        """What the body of loop ``index`` of ``fid`` leaves in ``name`` for the next pass."""
+        return R_UNKNOWN
+
 
 class Resolver:
     def __init__(self, env: Env) -> None:
@@ -79,6 +83,8 @@ class Resolver:
             return got if got.kind != UNKNOWN else _loader_by_name(v.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1])
         if t == "param":
             return env.param(v.fid, v.name)
+        if t == "carried":
+            return env.carried(v.fid, v.index, v.name, self)
         if t == "self":
             return env.instance(v.cls)
         if t == "loaderat":

@@ -125,6 +125,7 @@ class Scope:
         # `self.ids = [k.to(x.device) for k in self.ids]` at the top of its body: what `self.ids`
         # holds for the rest of the function (the class's join of every assignment elsewhere)
         self.self_binds: dict = {}
+        self.carried_defs: dict = {}  # (loop index, name) -> Val the loop's body leaves in it (see Carried)
 
     @property
     def is_function(self) -> bool:
@@ -164,6 +165,7 @@ class Loop:
         self.read_before_assign: set = set()
         self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
+        self.carried_in: list = []  # names bound None before it that its body binds (see Carried)
         self.carried_names: list = []  # and those names
         # name -> the names of the last pass its value in this pass was made from (`x = gen(prefix)`
         # then `prefix = x[:, :n]`: prefix from prefix), for names assigned so far in the pass

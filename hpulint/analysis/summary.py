@@ -20,7 +20,7 @@ import libcst as cst
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
 
-VERSION = 48
+VERSION = 49
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -98,6 +98,7 @@ def summarize(an) -> dict:
             "registers": fn.registers,
             "registry_getter": fn.registry_getter,
             "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],
+            "carried": {f"{i}:{n}": to_json(v) for (i, n), v in fn.carried_defs.items()},
             "bumps": [[to_json(v), sorted(a for a in attrs if (name, a) not in fn.attr_resets), name]
                       for name, (v, attrs) in sorted(fn.attr_bumps.items())
                       if any((name, a) not in fn.attr_resets for a in attrs)],

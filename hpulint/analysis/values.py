@@ -175,6 +175,20 @@ class Param(Val):
         self.name = name
 
 
+class Carried(Val):
+    """What ``name`` holds at the top of a pass of loop ``index`` of function ``fid`` after the
+    first: the value the body left in it (``code = None`` before a decoding loop whose body
+    ends with ``code = torch.cat([code, idx], 1)``). The function's summary keeps that value."""
+
+    __slots__ = ("fid", "index", "name")
+    tag = "carried"
+
+    def __init__(self, fid: str, index: int, name: str) -> None:
+        self.fid = fid
+        self.index = index
+        self.name = name
+
+
 class Self(Val):
     """``self`` in a method of class ``cls`` (a project class id)."""
 
@@ -398,6 +412,8 @@ def to_json(v: Val):
         return [t, v.fields()[0]]
     if t == "param":
         return [t, v.fid, v.name]
+    if t == "carried":
+        return [t, v.fid, v.index, v.name]
     if t == "attr":
         return [t, to_json(v.base), v.name]
     if t == "elem":
@@ -434,6 +450,8 @@ def from_json(j, ref=None) -> Val:
         return LoaderAt(j[1])
     if t == "param":
         return Param(j[1], j[2])
+    if t == "carried":
+        return Carried(j[1], j[2], j[3])
     if t == "attr":
         return Attr(from_json(j[1], ref), j[2])
     if t == "elem":
@@ -469,7 +487,7 @@ def leaves(v: Val):
     stack = [v]
     while stack:
         x = stack.pop()
-        if isinstance(x, (Sym, Ret, Param, Self)):
+        if isinstance(x, (Sym, Ret, Param, Self, Carried)):
             yield x
         elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
             stack.append(x.base)

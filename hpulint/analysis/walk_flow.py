@@ -5,12 +5,12 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (_LIBRARY_PREFIXES, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.loops import (_LIBRARY_PREFIXES, _assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop
-from hpulint.analysis.values import Named, V_OTHER, V_UNKNOWN, by_name, join
+from hpulint.analysis.values import Carried, Named, V_NONE, V_OTHER, V_UNKNOWN, by_name, join
 from hpulint.analysis.walker_base import MISSING, _maybe_tensor
 
 
@@ -225,6 +225,7 @@ class Flow:
         loop.iterated_params = [p for p in _iterated_names(node.iter) if p in fn.params]
         loop.iter_calls = calls_in(node.iter) if type(node.iter) is not cst.Name else frozenset()
         self.loops.append(loop)
+        self._carry_in(node, loop, set(target_names(node.target)))
         loop.block = self._push_block("loop")
         bind_for_target(self, node, loop)
         loop.assigned.update(target_names(node.target))
@@ -240,7 +241,24 @@ class Flow:
         if loop.counters:
             loop.counters |= carried_counters(node.body, loop.counters)
         self.loops.append(loop)
+        self._carry_in(node, loop, set())
         loop.block = self._push_block("loop")
+
+    def _carry_in(self, node: cst.CSTNode, loop: Loop, targets: set) -> None:
+        """`code = None` before the loop, `code = torch.cat([code, idx], 1)` at the end of its
+        body: from the second pass on, a read before that assignment sees what the last pass
+        left (a :class:`Carried` value, resolved from what the body binds last), not only None."""
+        fn = self.function
+        bindings = fn.bindings
+        names = {n for a in _assigns_in(node.body) for t in a.targets for n in target_names(t.target)}
+        for n in sorted(names - targets):
+            before = bindings.get(n)
+            if before is None or not (before is V_NONE or (type(before) is Named and before.base is V_NONE)):
+                continue
+            loop.carried_in.append(n)
+            bindings[n] = join([before, Carried(fn.fid, loop.index, n)])
+        if loop.carried_in:
+            self.value_cache.clear()
 
     def _leave_loop(self, node: cst.CSTNode) -> None:
         if type(node) is cst.While:
@@ -253,6 +271,9 @@ class Flow:
         # names the loop updates from their value in the last pass (x = f(x)); whether one is a
         # device tensor is decided when the project is linked
         bindings = self.function.bindings
+        for n in loop.carried_in:
+            if n in bindings:
+                self.function.carried_defs[(loop.index, n)] = bindings[n]
         loop.carried_names = [n for n in sorted((loop.assigned | loop.mutated) & loop.read_before_assign)
                               if _maybe_tensor(bindings.get(n))]
         loop.carried_vals = [bindings[n] for n in loop.carried_names]
