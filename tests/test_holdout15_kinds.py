@@ -351,3 +351,51 @@ def test_a_name_bound_none_and_rebuilt_from_host_values_stays_quiet():
     src = CARRIED.replace("seq = nxt if seq is None else torch.cat([seq, nxt], dim=1)",
                           "seq = [[0]] if seq is None else seq + [[i]]")
     assert found(src, ("HPU001",)) == []
+
+
+# a fast sampler the main one hands over to at its top; its loop walks a name bound to a
+# reversed range (wrapped in a progress bar on request): a count, not a collection of inputs
+DISPATCH = """
+import torch
+from tqdm import tqdm
+
+
+class Diffusion:
+    def sample(self, model: torch.nn.Module, x, steps, fast=False):
+        if fast:
+            return self.sample_fast(model, x, steps)
+        for _ in range(steps):
+            x = model(x)
+        return x
+
+    def sample_fast(self, model: torch.nn.Module, x, steps, progress=False):
+        taus = torch.linspace(0.0, 1.0, steps, device=x.device)
+        order = reversed(range(len(taus)))
+        if progress:
+            order = tqdm(order, total=len(taus))
+        for i in order:
+            tau = taus[i]
+            x = model(x, tau)
+        return x
+"""
+
+
+def test_a_loop_over_a_name_bound_to_a_range_is_a_count():
+    assert found(DISPATCH, ("HPU001",)) == [("HPU001", 20)]
+
+
+def test_a_loop_over_a_collection_before_the_run_still_prepares_it():
+    # each reference image encoded once before the denoising loop: not a step loop
+    src = """
+    import torch
+
+
+    def run(model, vae, refs, x, steps):
+        conds = []
+        for ref in refs:
+            conds.append(vae(ref))
+        for i in range(steps):
+            x = model(x, conds[i % len(conds)])
+        return x
+    """
+    assert found(src, ("HPU001",)) == []

@@ -222,6 +222,8 @@ def iterates_collection(an, it: cst.BaseExpression) -> bool:
             it = it.args[0].value
             continue
         break
+    if type(it) is cst.Name and it.value in an.function.int_seqs:
+        return False  # `iterator = reversed(range(len(taus)))`, a schedule of ints: a count
     return not (type(it) is cst.Call and (an.qualname(it.func) or "") in _RANGE_LIKE)
 
 
