@@ -424,3 +424,40 @@ def test_a_lightning_step_gets_its_batch_on_the_device():
 def test_a_plain_class_step_says_nothing_of_its_batch():
     src = LIGHTNING.replace("class Speech(L.LightningModule):", "class Speech:")
     assert found(src, ("HPU006",)) == []
+
+
+# a helpers module imports a compiled version of a function and then defines its own under the
+# same name; the training script star-imports the helpers and calls the module's own
+SHADOWED = {
+    "helpers.py": """
+        from fastpath import align_path
+        import numpy as np
+        import torch
+
+
+        def align_path(scores, mask):
+            device = scores.device
+            path = np.zeros(scores.shape, dtype=np.int32)
+            top = scores.data.cpu().numpy()
+            return torch.from_numpy(path + (top > 0)).to(device)
+        """,
+    "train.py": """
+        import torch
+        import torch_xla.core.xla_model as xm
+        from helpers import *
+
+
+        def train(model, loader, optimizer, device):
+            for batch in loader:
+                scores, mask = model(batch.to(device))
+                path = align_path(scores, mask)
+                loss = (scores * path).mean()
+                loss.backward()
+                optimizer.step()
+                xm.mark_step()
+        """,
+}
+
+
+def test_a_def_replaces_the_name_its_module_imported_above_it(tmp_path, capsys, monkeypatch):
+    assert lint(tmp_path, SHADOWED, capsys, monkeypatch) == ["helpers.py:10:11:HPU005"]

@@ -47,6 +47,8 @@ class Definitions:
         self.classes_by_cid[cid] = info
         if id(node) not in self._ids:
             self._bind(node.name.value, Sym(cid))
+        else:  # (bound before the walk, for every function; a name imported above it is replaced here)
+            self.module_scope.bindings[node.name.value] = Sym(cid)
         scope = Scope("class", node, node.name.value, parent, fid=cid)
         scope.qual = qual
         scope.pcounters = {}
@@ -77,6 +79,10 @@ class Definitions:
         fid = self._ids.get(id(node)) or self._new_id(qual)
         if id(node) not in self._ids and parent.kind != "class":
             self._bind(name, Sym(fid))
+        elif id(node) in self._ids:
+            # a module-level def, bound before the walk; `from monotonic_align import
+            # maximum_path` above it is replaced when the def runs (what the module exports)
+            self.module_scope.bindings[name] = Sym(fid)
         scope = Scope("function", node, name, parent, fid=fid, cls=cls)
         scope.qual = qual
         scope.if_depth = len(self.if_branches)
