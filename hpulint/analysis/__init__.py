@@ -1,11 +1,12 @@
 """The analysis: facts every rule needs, for one file and across the project.
 
 - :mod:`names`: the APIs hpulint knows, helpers on libcst names;
-- :mod:`values`: the value lattice (tensor, host value, model...) as expressions; :mod:`resolve`:
-  their meaning, asked of the project or of a file's facts;
+- :mod:`values`: the value lattice (tensor, host value, model...) as expressions (written to the
+  summaries by :mod:`value_json`); :mod:`resolve`: their meaning, asked of the project or of a
+  file's facts;
 - :mod:`build`: expression -> value at a point of the walk;
-- :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` and
-  shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
+- :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind`,
+  :mod:`walk_notes` and shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
   bookkeeping;
 - :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link` (with
   :mod:`link_targets` for targets and compiled regions): the project linked across files, to a

@@ -23,7 +23,8 @@ from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
 from hpulint.analysis.registries import registered, registered_methods
 from hpulint.analysis.resolve import Resolver
-from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, from_json, substitute
+from hpulint.analysis.value_json import from_json
+from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, substitute
 
 
 COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",

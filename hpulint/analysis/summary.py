@@ -18,7 +18,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.syntax import names_in
-from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join, to_json
+from hpulint.analysis.value_json import to_json
+from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
 VERSION = 49
 
