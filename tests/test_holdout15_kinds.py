@@ -461,3 +461,24 @@ SHADOWED = {
 
 def test_a_def_replaces_the_name_its_module_imported_above_it(tmp_path, capsys, monkeypatch):
     assert lint(tmp_path, SHADOWED, capsys, monkeypatch) == ["helpers.py:10:11:HPU005"]
+
+
+def test_a_cache_carried_from_the_last_pass_is_tested_as_a_container():
+    # `if past:` tests the cache object the last pass's output held (None before the first):
+    # no tensor is read, whatever the loop carries
+    src = """
+    import torch
+
+
+    def generate(x, model, n):
+        past = None
+        for _ in range(n):
+            if past:
+                out = model(x[:, -1:], past_key_values=past, use_cache=True)
+            else:
+                out = model(x)
+            past = out.past_key_values
+            x = torch.cat((x, out.logits[:, -1:].argmax(-1)), dim=1)
+        return x
+    """
+    assert found(src, ("HPU008",)) == []

@@ -153,6 +153,8 @@ class Resolver:
                 return r(OTHER)  # (`x.__class__.__name__`: Python's own attributes)
             if name in TENSOR_ATTRIBUTES:
                 return r(HOST if k == HOST else TENSOR)
+            if name in _CACHES and k != HOST:
+                return r(SEQ_TENSOR)  # `outputs.past_key_values`: a cache of tensors (its truth is its own)
             # a model output object (`out.logits`, `out.loss`) or a tensor attribute
             return r(HOST if k == HOST else TENSOR)
         if k in (MODEL, INST) and base.ref:
@@ -367,6 +369,10 @@ class Resolver:
             # `self.slots = []`, then `self.slots.append(Slot(...))`: a list of what it is given
             return next((p for p in real if p.kind == TUPLE), real[0])
         return real[0]
+
+
+# a model output's key/value cache: a tuple (or cache object) of tensors, not one tensor
+_CACHES = frozenset({"past_key_values", "past", "mems"})
 
 
 def loader_sites(res: R) -> tuple:
