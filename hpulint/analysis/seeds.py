@@ -23,8 +23,14 @@ _ENGINE_STEP = "called every engine step"
 def body_runs_every_step(why: str) -> bool:
     """A step hook whose body runs once per step even when it holds a step loop: a model's
     forward() (a greedy decode inside it), an engine's execute_model() (the model run once per
-    pooled request); not a pipeline's __call__() or an evaluation hook that samples."""
-    return why == FORWARD_SEED or why.endswith(_ENGINE_STEP)
+    pooled request), a training step hook (a preview sampled every few steps under a test inside
+    it does not make each call a run); not a pipeline's __call__() or an evaluation hook that
+    samples."""
+    return why == FORWARD_SEED or why.endswith(_ENGINE_STEP) or why in _TRAINING_HOOKS
+
+
+_TRAINING_HOOKS = frozenset(f"{name}(), called once per step"
+                            for name in ("training_step", "train_step", "training_step_end", "compute_loss"))
 
 
 def hook_reason(kind: Optional[str], name: str) -> Optional[str]:

@@ -33,7 +33,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =",
-                "get_scale(", "math", "' %", "\" %", "'%", "\"%")
+                "get_scale(", "math", "wandb", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -122,6 +122,11 @@ class HostSyncEveryStep(Rule):
             return
         if qn in ("numpy.array", "numpy.asarray") and node.args:
             self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
+            return
+        if qn == "wandb.log" and node.args and type(node.args[0].value) is cst.Dict:
+            # Weights & Biases converts each tensor it is given to a Python number or an array
+            vals = [an.value(el.value) for el in node.args[0].value.elements if type(el) is cst.DictElement]
+            self._report_any(node, "`wandb.log()` of a tensor (it converts it on the host)", vals)
             return
         if qn.startswith("math.") and qn not in ("math.trunc", "math.pi", "math.e") and node.args:
             # `math.atan(pixels / (2 * focal))`: the math module takes floats, and reads a tensor
