@@ -79,7 +79,7 @@ def train(model, loader, optimizer, use_wandb):
 
 
 def test_wandb_converts_the_tensors_it_is_given():
-    assert found(WANDB, ("HPU005",)) == [("HPU005", 12)]
+    assert found(WANDB, ("HPU005",)) == [("HPU005", 13)]
 
 
 def test_wandb_given_python_numbers_reads_nothing():

@@ -125,8 +125,10 @@ class HostSyncEveryStep(Rule):
             return
         if qn == "wandb.log" and node.args and type(node.args[0].value) is cst.Dict:
             # Weights & Biases converts each tensor it is given to a Python number or an array
-            vals = [an.value(el.value) for el in node.args[0].value.elements if type(el) is cst.DictElement]
-            self._report_any(node, "`wandb.log()` of a tensor (it converts it on the host)", vals)
+            for el in node.args[0].value.elements:  # reported at the tensor's entry
+                if type(el) is cst.DictElement:
+                    self._report(el.value, "`wandb.log()` of a tensor (it converts it on the host)",
+                                 an.value(el.value))
             return
         if qn.startswith("math.") and qn not in ("math.trunc", "math.pi", "math.e") and node.args:
             # `math.atan(pixels / (2 * focal))`: the math module takes floats, and reads a tensor
