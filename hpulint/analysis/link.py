@@ -25,7 +25,7 @@ import os
 from typing import Optional
 
 from hpulint.analysis.calls import PROPERTY_READ
-from hpulint.analysis.loop_kinds import numbers_models, runs_own_layers, samples
+from hpulint.analysis.loop_kinds import holds_modules, numbers_models, runs_own_layers, samples
 from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_targets import TargetsAndRegions
 from hpulint.analysis.training import TrainingFacts
@@ -236,7 +236,7 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
             # a step before saving does not make the epoch one step (a loop over a data loader
             # is one batch a pass, whatever trains inside: PPO's optimisation epochs per batch)
             return None
-        if (it is not None and it.kind == MODEL) or numbers_models(self.project, fid, info):
+        if holds_modules(it) or numbers_models(self.project, fid, info):
             # `for chunk in model_chunks: chunk.disable_hooks()`, `for k in range(len(unets)):
             # train(unet_number=k)`: each pass one of the modules, the same set every step
             return None

@@ -18,8 +18,7 @@ def samples(project, info: dict, f: dict, it) -> bool:
     forward() calls its `_generate()`, a pipeline model whose forward() samples): each pass
     feeds the last pass's output back and shows progress, or the function (or its class) is named
     for sampling. Its passes are steps, not layers unrolled into one graph."""
-    if not info["carried"] or (it is not None and (it.kind == MODEL or (
-            it.kind == TUPLE and it.parts and all(p.kind == MODEL for p in it.parts)))):
+    if not info["carried"] or holds_modules(it):
         return False  # (`for block in self.blocks: h = block(h)`: a layer loop)
     cls = project.classes.get(f.get("cls") or "")
     names = f["name"] + " " + (cls[1]["name"] if cls is not None else "")
@@ -41,6 +40,13 @@ def numbers_models(project, fid: str, info: dict) -> bool:
 
 
 
+def holds_modules(it) -> bool:
+    """The iterable is modules: a module container, or a list of modules (`self.blocks = [Block()
+    ...]` that is also wrapped in `nn.Sequential(*self.blocks)`)."""
+    return it is not None and (it.kind == MODEL or (
+        it.kind == TUPLE and bool(it.parts) and all(p.kind == MODEL for p in it.parts)))
+
+
 def runs_own_layers(project, f: dict, info: dict, own: list, it) -> bool:
     """`for i in range(cfg.hc_mult): key = self.key_projs[i](emb)` in a method of a module, with
     nothing carried from one pass to the next: each pass runs layers of the module itself, the
@@ -51,8 +57,9 @@ def runs_own_layers(project, f: dict, info: dict, own: list, it) -> bool:
     cls = f.get("cls")
     if cls is None or not project.is_model_class(cls):
         return False
-    callees = [callee for _, c, _, _, _, _, callee, *_ in own if c is not None]
-    return bool(callees) and all(_of_self(v) for v in callees)
+    calls = [(c, callee) for _, c, _, _, _, _, callee, *_ in own if c is not None]
+    # (layers called as modules: `self._model_call(x)`, a method, may run the whole model)
+    return bool(calls) and all(c[0] == "model" and _of_self(v) for c, v in calls)
 
 
 def _of_self(v) -> bool:

@@ -340,8 +340,7 @@ class Resolver:
                 # (`feat, h, w = extract(...)`) gives the tuple's parts
                 return R(TENSOR, None, tuples[0].parts)
             return r(MASK) if all(p.kind == MASK for p in dev) else r(TENSOR)
-        if len(real) > 1 and any(p.kind == MODEL and p.ref is None for p in real):
-            # (in either order: `self.blocks = [Block(...) ...]`, then `nn.Sequential(*self.blocks)`)
+        if real[0].kind == MODEL and real[0].ref is None and len(real) > 1:
             if any(p.kind == TUPLE for p in real):
                 # `self.layers = nn.ModuleList()`, then `self.layers.append(Block(...))` in a loop:
                 # a container of what is appended to it
