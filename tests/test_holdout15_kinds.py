@@ -401,31 +401,6 @@ def test_a_loop_over_a_collection_before_the_run_still_prepares_it():
     assert found(src, ("HPU001",)) == []
 
 
-# a LightningModule's training step keeps the positions of one token class by a boolean mask;
-# Lightning has moved the batch to the device before the hook runs
-LIGHTNING = """
-import torch
-import lightning as L
-
-
-class Speech(L.LightningModule):
-    def training_step(self, batch, batch_idx):
-        labels = batch["labels"]
-        keep = (labels[:, 0] >= 100) & (labels[:, 0] <= 200)
-        picked = labels[:, 1:].permute(0, 2, 1)[keep]
-        return picked.float().mean()
-"""
-
-
-def test_a_lightning_step_gets_its_batch_on_the_device():
-    assert found(LIGHTNING, ("HPU006",)) == [("HPU006", 10)]
-
-
-def test_a_plain_class_step_says_nothing_of_its_batch():
-    src = LIGHTNING.replace("class Speech(L.LightningModule):", "class Speech:")
-    assert found(src, ("HPU006",)) == []
-
-
 # a helpers module imports a compiled version of a function and then defines its own under the
 # same name; the training script star-imports the helpers and calls the module's own
 SHADOWED = {

@@ -78,12 +78,6 @@ class GlobalEnv(Env):
         if ev:
             return r(ev)
         got = self._from_callers(fid, name)
-        if got.kind == UNKNOWN and f["cls"] is not None and f["name"] in _LIGHTNING_STEPS \
-                and f["params"][1:2] == [name] and self.p.framework_kind(f["cls"]) == "lightning":
-            # `def training_step(self, batch, batch_idx)` of a LightningModule: Lightning moves
-            # each batch to the module's device before the hook runs (`batch["labels"]`, `x, y =
-            # batch` are device tensors)
-            return r(SEQ_TENSOR)
         if got.kind == UNKNOWN and f["cls"] is None and ":" in fid and "." not in fid.split(":", 1)[1] \
                 and fid not in self.p.callers and by_name(name).kind == UNKNOWN:
             got = self._from_siblings(entry[0], fid, name)
@@ -198,9 +192,6 @@ def _moved_to_host(v: Val) -> bool:
             return False
         v = v.base
     return False
-
-
-_LIGHTNING_STEPS = frozenset({"training_step", "validation_step", "test_step", "predict_step"})
 
 
 def _host_copies(p, vals: list, depth: int = 0) -> bool:
