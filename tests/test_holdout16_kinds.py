@@ -91,3 +91,34 @@ def test_wandb_at_a_logging_interval_stays_quiet():
     src = WANDB.replace("if use_wandb:", "if step % 100 == 0:")
     assert found(src, ("HPU005",)) == []
 
+
+
+# a training step hook (its body runs every step, see above) that checks the batch's static length
+# against a setting of its configuration, a dict that happens to be named `model`
+CONFIG = """
+import torch
+import lightning as L
+
+
+class Pretrain(L.LightningModule):
+    def __init__(self, cfg):
+        super().__init__()
+        self.config = cfg
+
+    def training_step(self, batch, batch_idx):
+        ids = batch["input_ids"].to("cuda")
+        assert ids.shape[1] == self.config.model.get("seq_length"), "bad data"
+        loss = self.net(ids).mean()
+        if self.global_step % 1000 == 0:
+            self.preview = self.sampler.generate(ids)
+        return loss
+"""
+
+
+def test_a_configuration_named_model_read_with_get_is_no_model_output():
+    assert found(CONFIG, ("HPU008",)) == []
+
+
+def test_a_model_output_compared_in_the_same_assert_is_still_read():
+    src = CONFIG.replace('self.config.model.get("seq_length")', 'self.net(ids).argmax()')
+    assert found(src, ("HPU008",)) == [("HPU008", 13)]

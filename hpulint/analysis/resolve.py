@@ -233,6 +233,8 @@ class Resolver:
                     return got  # the project's own method: what it returns, even unknown
             if is_housekeeping_name(name):
                 return R_UNKNOWN  # model.is_training(), model._get_name(), engine.load_checkpoint()
+            if name in ("get", "setdefault") and not base.ref:
+                return R_UNKNOWN  # `cfg.model.get("seq_length")`: a configuration's dict, named `model`
             return r(TENSOR)  # model.decode(z), model.generate(...): outputs
         if k == INST and base.ref:
             if self.env.has_method(base.ref, name):
