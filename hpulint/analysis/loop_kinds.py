@@ -39,7 +39,6 @@ def numbers_models(project, fid: str, info: dict) -> bool:
     return project.resolve(v).kind == MODEL
 
 
-
 def holds_modules(it) -> bool:
     """The iterable is modules: a module container, or a list of modules (`self.blocks = [Block()
     ...]` that is also wrapped in `nn.Sequential(*self.blocks)`)."""

@@ -6,6 +6,7 @@ from hpulint.analysis.values import (
     Used, Val, known,
 )
 
+
 def to_json(v: Val):
     t = v.tag
     if t == "k":
