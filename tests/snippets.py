@@ -46,3 +46,12 @@ def train(model, loader, optimizer):
         loss.backward()
         optimizer.step()
 """
+
+
+def found(src: str, select: tuple = ()) -> list:
+    """(code, line) of each finding linting ``src`` (dedented) as one file, `run.py`; only the
+    codes in ``select`` when it is given."""
+    from hpulint.engine import lint_source
+
+    return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
+            if not select or f.code in select]

@@ -6,14 +6,7 @@ The cases are written for these tests; none is copied from a repository.
 """
 from __future__ import annotations
 
-import textwrap
-
-from hpulint.engine import lint_source
-
-
-def found(src: str, select: tuple = ()) -> list:
-    return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
-            if not select or f.code in select]
+from snippets import found
 
 
 # --- `.to(cpu)` with `cpu` a name for the host device ------------------------------------------

@@ -8,14 +8,7 @@ from __future__ import annotations
 
 import textwrap
 
-from snippets import lint_project as lint
-
-from hpulint.engine import lint_source
-
-
-def found(src: str, select: tuple = ()) -> list:
-    return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
-            if not select or f.code in select]
+from snippets import found, lint_project as lint
 
 
 # --- HPU007: a loader made in one file and iterated by a training loop in another ----------------

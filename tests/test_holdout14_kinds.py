@@ -11,14 +11,9 @@ from __future__ import annotations
 
 import textwrap
 
-from snippets import lint_project as lint
+from snippets import found, lint_project as lint
 
 from hpulint.engine import lint_source
-
-
-def found(src: str, select: tuple = ()) -> list:
-    return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
-            if not select or f.code in select]
 
 
 # a draft model's tokens come from a wrapper's `propose()`, which runs the model in a loop of

@@ -6,14 +6,7 @@ The cases are written for these tests; none is copied from a repository.
 """
 from __future__ import annotations
 
-import textwrap
-
-from hpulint.engine import lint_source
-
-
-def found(src: str, select: tuple = ()) -> list:
-    return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
-            if not select or f.code in select]
+from snippets import found
 
 
 # a Lightning denoiser that, every few thousand steps, samples a preview with its EMA copy:
@@ -90,7 +83,6 @@ def test_wandb_given_python_numbers_reads_nothing():
 def test_wandb_at_a_logging_interval_stays_quiet():
     src = WANDB.replace("if use_wandb:", "if step % 100 == 0:")
     assert found(src, ("HPU005",)) == []
-
 
 
 # a training step hook (its body runs every step, see above) that checks the batch's static length

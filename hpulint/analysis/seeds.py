@@ -29,7 +29,12 @@ def body_runs_every_step(why: str) -> bool:
     return why == FORWARD_SEED or why.endswith(_ENGINE_STEP) or why in _TRAINING_HOOKS
 
 
-_TRAINING_HOOKS = frozenset(f"{name}(), called once per step"
+def step_hook_reason(name: str) -> str:
+    """Why a framework's step hook (`training_step`, `compute_loss`...) runs every step."""
+    return f"{name}(), called once per step"
+
+
+_TRAINING_HOOKS = frozenset(step_hook_reason(name)
                             for name in ("training_step", "train_step", "training_step_end", "compute_loss"))
 
 
@@ -143,7 +148,7 @@ def step_seeds(p) -> dict:
                 for hook in p.functions_passed(args, kwargs):
                     hot.setdefault(hook, f"a hook given to {name}(), run on every {when}")
         if f["cls"] is not None and f["name"] in STEP_HOOKS and fid not in hot:
-            hot[fid] = f"{f['name']}(), called once per step"
+            hot[fid] = step_hook_reason(f["name"])
         elif (f["cls"] is None and f["kind"] != "module" and f["params"][:1] == ["self"]
               and f["name"].endswith("forward") and fid not in hot):
             # `def gaudi_llama_forward(self, ...)`, assigned over a model's forward
