@@ -17,7 +17,7 @@ from hpulint.analysis.names import (
 from hpulint.analysis.names import is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Elem, Join, K, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_MASK, V_MLOADER, V_MODEL,
+    Arith, Attr, CallV, Elem, Join, K, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_DATA, V_HOST, V_LOSS, V_MASK, V_MLOADER, V_MODEL,
     Choice, V_OPTIMIZER, V_OTHER, V_SCALAR, V_SEQ, V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -355,6 +355,12 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         # not what it is
         tensors = [a for a in call.args if a.keyword is None and not isinstance(a.value, _STRINGS)]
         return value(an, tensors[0].value) if tensors else V_UNKNOWN
+    if qn.startswith("diffusers.") and qn.endswith(".retrieve_timesteps"):
+        # diffusers' helper sets the scheduler's timesteps on `device` (its third argument) and
+        # returns them with their count
+        device = keyword(call, "device") or (
+            call.args[2].value if len(call.args) > 2 and call.args[2].keyword is None else None)
+        return Tup((V_TENSOR, V_HOST)) if device is not None and not _is_cpu(an, device) else None
     if not qn.startswith("torch."):
         return None
     leaf = qn.rsplit(".", 1)[-1]
@@ -391,12 +397,16 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     if qn in MODULE_CONTAINERS:
         parts = container_parts(an, call)
         return Arith(parts, "modules") if parts else V_MODEL
+    if qn.startswith("torch.nn.") and leaf.endswith("Loss"):
+        return V_LOSS  # a criterion: calling it is no model call (a loop over its terms is no step)
     if qn.startswith("torch.nn.") and leaf[:1].isupper():
         return V_MODEL
     if any(qn.startswith(p) and "." not in qn[len(p):] for p in TENSOR_NAMESPACES):
         if leaf in TUPLE_OF_TENSORS_TORCH:
             if leaf == "where":
                 return _torch_op(an, call) if len(call.args) >= 3 else V_SEQ_TENSOR
+            if leaf in ("max", "min") and _elementwise(call):
+                return _torch_op(an, call)  # `torch.max(r, 1 / r)`: the larger of two tensors
             if leaf in ("max", "min", "median", "unique", "nonzero"):
                 many = len(call.args) > 1 or any(a.keyword is not None for a in call.args)
                 return V_SEQ_TENSOR if many and leaf != "nonzero" else _torch_op(an, call)
@@ -404,6 +414,9 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
             return Arith(parts, "torchseq") if parts and keyword(call, "device") is None else V_SEQ_TENSOR
         if leaf in ("equal", "allclose", "is_nonzero"):
             return V_DATA
+        if leaf in ("cat", "stack", "concat", "concatenate", "hstack", "vstack") and keyword(call, "device") is None:
+            parts = _arg_values(an, call)  # (masks joined are a mask: `t.repeat(...)[torch.stack(masks)]`)
+            return Arith(parts, "torchsame") if parts else V_TENSOR
         if leaf in NON_TENSOR_TORCH or leaf.startswith(("is_", "get_", "set_")) or not leaf[:1].islower():
             return V_OTHER  # (`torch.get_autocast_gpu_dtype()`: a dtype; `torch.set_...`: None)
         return _torch_op(an, call)
@@ -457,6 +470,20 @@ def _arg_values(an, call: cst.Call) -> tuple:
     return tuple(out[:4])
 
 
+def _elementwise(call: cst.Call) -> bool:
+    """`torch.max(a, b)` of two tensors (a tensor), not `torch.max(x, 1)` or `torch.max(x, dim)`
+    (values and indices along a dimension)."""
+    if len(call.args) != 2 or any(a.keyword is not None or a.star for a in call.args):
+        return False
+    other = call.args[1].value
+    if type(other) is cst.UnaryOperation:
+        other = other.expression
+    if type(other) is cst.Integer:
+        return False
+    name = last_name(other) or ""
+    return not re.search(r"dim|axis", name, re.I)
+
+
 def _torch_op(an, call: cst.Call) -> Val:
     device = keyword(call, "device")
     dtype = keyword(call, "dtype")
@@ -466,6 +493,8 @@ def _torch_op(an, call: cst.Call) -> Val:
     parts = _arg_values(an, call)
     if boolean and parts and (an.qualname(call.func) or "").endswith("_like"):
         return Arith(parts[:1], "torchmask")  # a mask where its model tensor is
+    if dtype is None and parts and (an.qualname(call.func) or "").endswith("_like"):
+        return Arith(parts[:1], "torchsame")  # `torch.ones_like(keep)`: its model's dtype
     return Arith(parts, "torch") if parts else V_TENSOR
 
 

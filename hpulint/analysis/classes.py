@@ -71,7 +71,7 @@ class ClassQueries:
         return model
 
     def framework_kind(self, cid: str) -> Optional[str]:
-        """"optimizer", "metric", "callback", "algorithm", "scheduler", "engine", "decoding" or "lightning" when the class derives from one (a
+        """"optimizer", "metric", "callback", "algorithm", "scheduler", "engine", "decoding", "trainer" or "lightning" when the class derives from one (a
         library's base, or the framework's own base class when the project is the framework)."""
         own = [f"{self.classes[c][0]}.{self.classes[c][1]['name']}" for c in self.mro(cid)[1:]]
         for b in [*self.external_bases(cid), *own]:
@@ -94,6 +94,8 @@ class ClassQueries:
                 return "engine"  # a vLLM worker or model runner (a platform plugin's)
             if leaf == "LightningModule" and b.startswith(("lightning.", "pytorch_lightning.")):
                 return "lightning"
+            if leaf.endswith("Trainer") and b.startswith(("transformers.", "trl.", "optimum.")):
+                return "trainer"  # Hugging Face's Trainer, TRL's preference trainers, Gaudi's
             if leaf in _DECODING_HOOKS and b.startswith(("transformers.", "optimum.")):
                 return "decoding"  # a stopping criterion or logits processor that generate() calls
         return None

@@ -50,6 +50,9 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         self._by_loop: dict = {}  # fid -> loop index (-1: the body) -> its sites
         self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
+        # fid -> reason: its body marks a step (`htcore.mark_step()` between an encoder's stages),
+        # or calls, as a function or a module, one that does
+        self.marking: dict = {}
         self.calls_model: dict = {}  # fid -> reason
         # functions that call a model anywhere below them, in their loops too (a KV-cache wrapper's
         # `generate()` that runs the draft model `gamma` times)
@@ -96,8 +99,9 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         """`name()` of a called function in a reason, or "a lambda"."""
         f = self.project.functions[fid][1]
         name = f["name"]
-        if name == "__call__" and f.get("cls") in self.project.classes:
-            return f"{self.project.classes[f['cls']][1]['name']}.__call__()"  # an instance called
+        if name in ("__call__", "forward") and f.get("cls") in self.project.classes:
+            # an instance called: its class says which one
+            return f"{self.project.classes[f['cls']][1]['name']}.{name}()"
         return "a lambda" if name == "<lambda>" else f"{name}()"
 
     def _classify_sites(self) -> None:
@@ -148,13 +152,24 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         self._per_call_cache[fid] = out
         return out
 
+    def _runs_model(self, cls) -> bool:
+        """A call of a model (not of a project loss module, `FocalLoss(nn.BCEWithLogitsLoss())`:
+        a criterion's terms are no model run)."""
+        if cls is None or cls[0] != "model":
+            return False
+        owner = self.project.functions[cls[1]][1].get("cls") if cls[1] is not None else None
+        c = self.project.classes.get(owner or "")
+        return c is None or not c[1]["name"].endswith(("Loss", "Criterion"))
+
     def _steps_and_models(self) -> None:
         p = self.project
         for fid, (_, f) in p.functions.items():
             if f["marks"]:
                 self.steps[fid] = f["marks"][0]
+                if f["marks"][0] == "marks a step":
+                    self.marking[fid] = "marks a step"
             for loop, cls, *_ in self._per_call(fid):
-                if cls is not None and cls[0] == "model":
+                if self._runs_model(cls):
                     self.calls_model[fid] = "calls a model"
                     break
         changed = True
@@ -171,12 +186,17 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                     if fid not in self.calls_model and callee in self.calls_model and callee != fid:
                         self.calls_model[fid] = f"calls {self.called(callee)}, which calls a model"
                         changed = True
+                for loop, cls, *_ in self._per_call(fid):
+                    if cls is not None and fid not in self.marking and cls[1] in self.marking \
+                            and cls[1] != fid:
+                        self.marking[fid] = f"calls {self.called(cls[1])}, which marks a step"
+                        changed = True
         reaches = set(self.calls_model)
         callers: dict = {}
         for fid in p.functions:
             for sites in self._by_loop[fid].values():
                 for _, cls, *_ in sites:
-                    if cls is not None and cls[0] == "model":
+                    if self._runs_model(cls):
                         reaches.add(fid)
                     elif cls is not None and cls[0] == "fn" and cls[1] != fid:
                         callers.setdefault(cls[1], set()).add(fid)
@@ -217,7 +237,7 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         if nested or (fid in hot and not info.get("yields") and not samples(self.project, info, f, it)):
             # passes inside one step: unrolled into the same graph (a generator's loop that yields
             # once a pass is not: each pass is one pass of the loop consuming it)
-            return None
+            return self._marking_pass(fid, index, it)
         gen = self._yielding(info, multi)
         if gen is not None:
             return f"iterates {self.called(gen)}, which runs a step for each item it yields"
@@ -293,6 +313,18 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
+
+    def _marking_pass(self, fid: str, index: int, it) -> Optional[str]:
+        """A pass inside code one step runs that calls a function or module marking a step (a
+        video VAE's encoder, which marks between its stages, run on one chunk a pass): each pass
+        is graphs of its own, not unrolled into the caller's (a loop over layers is not this, nor
+        one whose nested loops mark)."""
+        f = self.project.functions[fid][1]
+        if holds_modules(it) or any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) - {index}):
+            return None
+        got = next((c[1] for _, c, *_ in self._own(fid, index)
+                    if c is not None and c[1] in self.marking and c[1] != fid), None)
+        return None if got is None else f"calls {self.called(got)}, which marks a step"
 
     def _yielding(self, info: dict, multi: frozenset) -> Optional[str]:
         """The generator a loop iterates when the generator's step loop yields once a pass
@@ -413,7 +445,7 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                 continue
             if callee is not None and callee.tag == "elem" and callee.base.tag == "choice":
                 continue  # `metric_map[metric](...)`: one of a table of functions a pass, not one step
-            if cls[0] == "model":
+            if self._runs_model(cls):
                 return "calls a model"
             if cls[1] in self.calls_model:
                 return f"calls {self.called(cls[1])}, which calls a model"

@@ -14,7 +14,7 @@ from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_MET
                                     PRETRAINED_LOADERS, TENSOR_HOST_ATTRIBUTES, is_flag_name, is_housekeeping_name, is_model_class_name,
                                     is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
-    CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
+    CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, LOSS, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
     SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Named, Param, Val, by_name, r,
 )
 
@@ -113,6 +113,8 @@ class Resolver:
                 return r(TENSOR)
             if base.kind == INST:
                 return env.meth(base.ref, "__call__")
+            if base.kind == LOSS:
+                return r(TENSOR)
             if base.kind == UNKNOWN and isinstance(v.base, Param) and is_model_name(v.base.name):
                 return r(TENSOR)  # `model(x)` with a model nobody in the project passes
             if base.kind == UNKNOWN and isinstance(v.base, Named) and is_tokenizer_name(v.base.name):
@@ -152,7 +154,8 @@ class Resolver:
             if name in TENSOR_HOST_ATTRIBUTES or is_flag_name(name) or name.startswith("__"):
                 return r(OTHER)  # (`x.__class__.__name__`: Python's own attributes)
             if name in TENSOR_ATTRIBUTES:
-                return r(HOST if k == HOST else TENSOR)
+                # (`mask.T`: the same values, transposed)
+                return r(HOST if k == HOST else MASK if k == MASK and name in ("T", "mT", "data") else TENSOR)
             if name in _CACHES and k != HOST:
                 return r(SEQ_TENSOR)  # `outputs.past_key_values`: a cache of tensors (its truth is its own)
             # a model output object (`out.logits`, `out.loss`) or a tensor attribute
@@ -223,6 +226,8 @@ class Resolver:
             if name == "type_as":
                 return R_UNKNOWN  # the other tensor's type, its device included (`ones(1).type_as(src)`)
             return r(HOST)
+        if k == LOSS:
+            return base if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN  # (`criterion.to(device)`)
         if k == MODEL:
             out = MODULE_METHODS.get(name)
             if out is not None:
@@ -282,7 +287,7 @@ class Resolver:
             return _modules(parts)
         if op == "arith" and len(parts) > 1 and all(p.kind == TUPLE for p in parts):
             return R(TUPLE, None, tuple(x for p in parts for x in p.parts))  # `a + b` of two lists
-        if op in ("torch", "torchmask", "torchseq"):
+        if op in ("torch", "torchmask", "torchseq", "torchsame"):
             # `torch.cat([t.cpu() for t in ts])`: the op reads the tensors its list holds
             parts = [x for p in parts for x in (p.parts if p.kind == TUPLE else (p,))]
         kinds = {p.kind for p in parts}
@@ -292,7 +297,9 @@ class Resolver:
             return R(TUPLE, None, (r(HOST),)) if HOST in kinds and not device else r(SEQ_TENSOR)
         if op == "num":
             return r(DATA) if device or DATA in kinds else r(SCALAR)
-        if op == "torch":
+        if op == "torchsame" and device and kinds <= {MASK}:
+            return r(MASK)
+        if op in ("torch", "torchsame"):
             if device:
                 return r(TENSOR)
             return r(HOST) if HOST in kinds else r(TENSOR)

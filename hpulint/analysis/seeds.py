@@ -38,6 +38,10 @@ _TRAINING_HOOKS = frozenset(step_hook_reason(name)
                             for name in ("training_step", "train_step", "training_step_end", "compute_loss"))
 
 
+_TRAINER_STEP = frozenset({"get_batch_loss_metrics", "concatenated_forward", "compute_reference_log_probs",
+                           "compute_ref_log_probs"})
+
+
 def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
     """Why a method of a framework class runs every step, if it does."""
     if kind == "optimizer" and name == "step":
@@ -55,6 +59,10 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
         return f"{name}() of a vLLM worker or model runner, {_ENGINE_STEP}"
     if kind == "decoding" and name == "__call__":
         return "__call__() of a generation stopping criterion or logits processor, called by generate() at every decoding step"
+    if kind == "trainer" and name in _TRAINER_STEP:
+        # what a library trainer's training step calls on itself (TRL's preference trainers
+        # compute the batch's loss and metrics with `get_batch_loss_metrics()`)
+        return f"{name}() of a trainer, called every training step"
     if kind == "algorithm" and name == "apply":
         return "apply() of a training algorithm, called on every event it matches"
     return None

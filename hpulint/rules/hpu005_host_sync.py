@@ -33,7 +33,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =",
-                "get_scale(", "math", "wandb", "' %", "\" %", "'%", "\"%")
+                "get_scale(", "tensor([", "tensor((", "math", "wandb", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -115,6 +115,12 @@ class HostSyncEveryStep(Rule):
             device = keyword(node, "device")
             if device is not None and method_hint_cpu(an, device):
                 self._report(node, f"`{qn}(..., device=\"cpu\")` of a device tensor", an.value(node.args[0].value))
+            elif type(node.args[0].value) in (cst.List, cst.Tuple):
+                # `torch.tensor([t])`: torch reads each tensor in a list as a Python number (one
+                # `.item()` each), then builds a CPU tensor; `torch.tensor(t)` copies on the device
+                vals = [an.value(e.value) for e in node.args[0].value.elements if type(e) is cst.Element]
+                self._report_any(node, f"`{qn}()` of a list holding a device tensor (it reads each "
+                                 "element with `.item()`)", vals)
             return
         if qn == MESH_REDUCE and len(node.args) >= 2:
             # PyTorch/XLA's mesh_reduce copies the tensors to the host, then reduces them there
@@ -172,12 +178,13 @@ class HostSyncEveryStep(Rule):
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         """`'loss=%5.3f' % loss`, `"%d/%d" % (i, n)`: %-formatting reads each tensor operand."""
         an = self.an
-        if type(node.operator) is not cst.Modulo or type(node.left) not in (cst.SimpleString, cst.ConcatenatedString):
+        if type(node.operator) is not cst.Modulo or not _is_text(node.left):
             return
         if (an.function.kind == "module" and an.loop is None) or self._failing:
             return
         right = node.right
-        parts = [e.value for e in right.elements if type(e) is cst.Element] if type(right) is cst.Tuple else [right]
+        # (`% (epoch, *mloss)`: a tensor unpacked into the tuple is read element by element)
+        parts = [e.value for e in right.elements] if type(right) is cst.Tuple else [right]
         self._report_any(node, "formatting a tensor into a string", [an.value(p) for p in parts])
 
     def _report(self, node: cst.CSTNode, what: str, val, strict: bool = True) -> None:
@@ -246,3 +253,12 @@ def _root_name(node: cst.BaseExpression):
     while type(node) is cst.Subscript:
         node = node.value
     return last_name(node)
+
+
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string, or one built of strings (`("%11s" * 2 + "%11.4g" * 5)`)."""
+    if type(node) in (cst.SimpleString, cst.ConcatenatedString):
+        return True
+    if type(node) is cst.BinaryOperation and type(node.operator) in (cst.Add, cst.Multiply):
+        return _is_text(node.left) or (type(node.operator) is cst.Add and _is_text(node.right))
+    return False
