@@ -1,0 +1,46 @@
+"""Online ranking service on Gaudi running an A/B experiment on the scoring temperature.
+
+The request router assigns each user id to the control or treatment arm with a stable MD5 hash
+before the model is called, and hands the compiled scoring method the arm's temperature as a
+0-d tensor in the request batch, so the scoring code only does tensor arithmetic.
+"""
+import hashlib
+
+import torch
+import torch.nn as nn
+
+try:
+    import habana_frameworks.torch.core as htcore  # Gaudi software stack: registers "hpu_backend"
+except ImportError:  # CPU-only machine: same code, no step markers
+    htcore = None
+
+torch.manual_seed(0)
+TREATMENT_SHARE = 0.5
+
+
+def experiment_arm(user_id, salt="ranker-temp-v2"):
+    digest = hashlib.md5(f"{salt}:{user_id}".encode()).hexdigest()
+    return "treatment" if int(digest[:8], 16) / 0xFFFFFFFF < TREATMENT_SHARE else "control"
+
+
+class Ranker(nn.Module):
+    def __init__(self, dim=32):
+        super().__init__()
+        self.user = nn.Linear(dim, dim)
+        self.item = nn.Linear(dim, dim)
+
+    def score(self, user_feats, item_feats, temperature):
+        scores = self.item(item_feats) @ self.user(user_feats)
+        return (scores / temperature).softmax(-1)
+
+
+ranker = Ranker().eval()
+ranker.score = torch.compile(ranker.score, backend="hpu_backend" if htcore else "eager")
+
+with torch.no_grad():
+    for user_id in ["u-1041", "u-2290", "u-3177", "u-4003", "u-5120"]:
+        temperature = torch.tensor(0.5 if experiment_arm(user_id) == "treatment" else 1.0)
+        probs = ranker.score(torch.randn(32), torch.randn(20, 32), temperature)
+        if htcore:
+            htcore.mark_step()
+print(probs.shape)
