@@ -201,3 +201,72 @@ def test_a_model_called_once_per_layer_still_makes_a_step_loop():
     # the same loop calling a module that is no criterion runs a model every pass
     src = DETECTOR.replace("class FocalLoss(", "class FocalHead(").replace("FocalLoss(bce)", "FocalHead(bce)")
     assert ("HPU001", 39) in found(src)
+
+
+# an evaluation loop over a host loader, whose body moves the model's inputs to the device: the
+# part it leaves on the host (offsets) is read for free; over a marking loader every part is on
+# the device
+HOST_BATCH = """
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+
+
+def evaluate(model, loader, device, scores):
+    with torch.no_grad():
+        for bi, d in enumerate(loader):
+            offsets = d["offsets"].cpu().numpy()
+            ids = d["ids"].to(device, dtype=torch.long)
+            mask = d["mask"]
+            mask = mask.to(device)
+            start, end = model(ids, attention_mask=mask)
+            scores.append(start.argmax(-1).cpu().numpy() + offsets[:, 0])
+            xm.mark_step()
+
+
+def evaluate_on_device(model, loader, device, scores):
+    with torch.no_grad():
+        for bi, d in enumerate(pl.MpDeviceLoader(loader, device)):
+            offsets = d["offsets"].cpu().numpy()
+            ids = d["ids"].to(device, dtype=torch.long)
+            start, end = model(ids)
+            scores.append(start.argmax(-1) + offsets[:, 0])
+"""
+
+
+def test_a_batch_part_the_body_does_not_move_is_on_the_host():
+    assert found(HOST_BATCH, ("HPU005",)) == [("HPU005", 15), ("HPU005", 22)]
+
+
+# logging guards: a forced flag next to the interval, and a save once enough time has passed on
+# the host clock; a test on the loss itself is no interval
+CLOCK = """
+import time
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(model, batches, opt, save_every_min=30):
+    last_save, force_save = time.time(), False
+    for step, (x, y) in enumerate(batches):
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+        if step % 100 == 0 or force_save:
+            print(f"step {step} loss {loss.item():.4f}")
+        if force_save or (time.time() - last_save) / 60.0 >= save_every_min:
+            torch.save({k: v.to("cpu") for k, v in model.state_dict().items()}, "ckpt.pt")
+            last_save = time.time()
+            print(f"saved at loss {loss.item():.4f}")
+        if step % 100 == 0 or loss_spiked(loss):
+            print(f"step {step} loss {loss.item():.4f}")
+
+
+def loss_spiked(loss):
+    return False
+"""
+
+
+def test_forced_flags_and_clock_intervals_are_logging_guards():
+    assert found(CLOCK, ("HPU005",)) == [("HPU005", 21)]

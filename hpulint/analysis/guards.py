@@ -24,7 +24,7 @@ from hpulint.analysis.syntax import child_nodes, code, last_name, names_in, stri
 DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
            "gpu": "cuda", "mps": "mps", "cpu": "cpu", "xpu": "xpu", "npu": "npu"}
 _LOG_FLAG = re.compile(
-    r"^(?:should|do|need|is|time_to|must|will)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
+    r"^(?:should|do|need|is|time_to|must|will|force)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
     r"checkpoint|sample|validate|visuali[sz]e|summar(?:y|ize))(?:_\w+)?$|"
     r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$|"
     r"^(?:is_)?(?:finish(?:ed)?|last_(?:step|iter(?:ation)?|batch)|final_step)$|^timeout_(?:sent|reached|hit)$|"
@@ -86,6 +86,8 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
             # `it in metric_lg.log_iters`, `step in save_steps`: the steps a logger picked
             return bool(_LOG_STEPS.search(last_name(sides[1]) or ""))
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
+            if _reads_clock(sides[0]):
+                return True  # `time.time() - last_save >= every`: once in a while, by the clock
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)
             limit = last_name(sides[1]) or ""
             return bool(_END_LIMIT.search(limit)) and bool(counters & set(names_in(sides[0]))
@@ -109,6 +111,18 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         name = last_name(test.func)
         return bool(name and _LOG_FLAG.match(name))
     return False
+
+
+def _reads_clock(node: cst.BaseExpression) -> bool:
+    """`time.time() - last_log`, `(time.monotonic() - t0) / 60`: time elapsed on the host clock."""
+    return any(type(n) is cst.Call and last_name(n.func) in ("time", "monotonic", "perf_counter")
+               for n in _walk(node))
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 _LOG_STEPS = re.compile(r"^(?:log|print|eval|save|report|checkpoint|display|sample|vis)_?"

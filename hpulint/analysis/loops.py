@@ -12,6 +12,7 @@ import re
 
 import libcst as cst
 
+from hpulint.analysis.host_batches import bind_host_batch
 from hpulint.analysis.names import MARKING_LOADERS
 from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, target_names
 from hpulint.analysis.values import Elem, Self, Sym, V_SCALAR, V_UNKNOWN, is_marking
@@ -267,6 +268,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.step_parts = bool(_PARTS_ITERATED.match(loop.iter_name) or _MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
     _bind_iter(an, node.target, node.iter, loop.counters)
+    bind_host_batch(an, node, loop.iter_value, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`
         bindings = an.function.bindings
         loop.batch_parts = {e.value.value: bindings.get(e.value.value) for e in node.target.elements

@@ -1,0 +1,77 @@
+"""Host batches: a loop over a data loader whose body moves parts of the batch to the device
+(`ids = d["ids"].to(device)`, `inputs, labels = data; inputs = inputs.to(device)`) iterates a
+loader that yields host tensors. The parts it leaves where they are (`d["offsets"].cpu()`, the
+labels turned into a NumPy array) are on the host, and reading them is no device read.
+
+The body is scanned before it is walked, so a part read above the move is seen as the host
+tensor it is. A loop over a marking loader (`MpDeviceLoader`) yields device tensors whatever its
+body does."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from hpulint.analysis.syntax import descendants, last_name, target_names
+from hpulint.analysis.values import Meth, is_marking
+
+_DEVICE_ARG = re.compile(r"device|^dev$|cuda|hpu|xla|tpu|gpu", re.I)
+
+
+def root_name(node: cst.BaseExpression):
+    """`d` of `d["ids"]`, `data[1][0]`, `batch.input_ids`."""
+    while type(node) in (cst.Subscript, cst.Attribute):
+        node = node.value
+    return node.value if type(node) is cst.Name else None
+
+
+def _moves(call: cst.Call) -> bool:
+    """`.to(device)`, `.to(device, dtype=...)`, `.to(xm.xla_device())`, `.cuda()`."""
+    if type(call.func) is not cst.Attribute:
+        return False
+    method = call.func.attr.value
+    if method in ("cuda", "hpu"):
+        return True
+    if method != "to":
+        return False
+    for a in call.args:
+        if a.keyword is not None:
+            if a.keyword.value == "device":
+                return True
+            continue
+        v = a.value
+        if type(v) is cst.SimpleString:
+            return bool(_DEVICE_ARG.search(v.value))
+        name = last_name(v.func if type(v) is cst.Call else v) or ""
+        return bool(_DEVICE_ARG.search(name))
+    return False
+
+
+def moves_its_batch(body: cst.CSTNode, batch: set) -> bool:
+    """Does the loop body move a part of the batch (names in ``batch``, or names bound from
+    them) to the device?"""
+    parts = set(batch)
+    for node in descendants(body):
+        if type(node) is cst.Assign and root_name(node.value) in parts:
+            for t in node.targets:
+                parts.update(target_names(t.target))
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute and \
+                root_name(node.func.value) in parts and _moves(node):
+            return True
+    return False
+
+
+def bind_host_batch(an, node: cst.For, iterated, counters: set) -> None:
+    """Rebind the loop's batch names to host tensors when its body moves them (see above);
+    ``iterated``: the value of what the loop iterates, inside `enumerate()` or `tqdm()`."""
+    if is_marking(iterated):
+        return
+    batch = {n for n in target_names(node.target) if n not in counters}
+    if not batch or not moves_its_batch(node.body, batch):
+        return
+    bindings = an.function.bindings
+    for n in batch:
+        v = bindings.get(n)
+        if v is not None:
+            bindings[n] = Meth(v, "cpu")
+    an.value_cache.clear()
