@@ -1,5 +1,5 @@
 """Host batches: a loop over a data loader whose body moves parts of the batch to the device
-(`ids = d["ids"].to(device)`, `inputs, labels = data; inputs = inputs.to(device)`) iterates a
+(`ids = d["ids"].to(device)`, `inputs, labels = data[1]; inputs = inputs.to(device)`) iterates a
 loader that yields host tensors. The parts it leaves where they are (`d["offsets"].cpu()`, the
 labels turned into a NumPy array) are on the host, and reading them is no device read.
 
@@ -67,7 +67,9 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> None:
     if is_marking(iterated):
         return
     batch = {n for n in target_names(node.target) if n not in counters}
-    if not batch or not moves_its_batch(node.body, batch):
+    if len(batch) != 1 or not moves_its_batch(node.body, batch):
+        # (a batch the target unpacks, `for x, y in loader:`, is followed part by part: a part
+        # sliced before its move is still the device's input, see walk_bind._moved_batch_part)
         return
     bindings = an.function.bindings
     for n in batch:
