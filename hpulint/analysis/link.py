@@ -315,15 +315,16 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         return None
 
     def _marking_pass(self, fid: str, index: int, it) -> Optional[str]:
-        """A pass inside code one step runs that calls a function or module marking a step (a
+        """A pass inside code one step runs that runs a module whose forward marks a step (a
         video VAE's encoder, which marks between its stages, run on one chunk a pass): each pass
         is graphs of its own, not unrolled into the caller's (a loop over layers is not this, nor
-        one whose nested loops mark)."""
+        one whose nested loops mark; nor a pipeline schedule's loop over instructions, whose
+        handlers mark: the run it makes is one training step)."""
         f = self.project.functions[fid][1]
         if holds_modules(it) or any(f["loops"][j]["marks"] for j in self._inner_loops(fid, index) - {index}):
             return None
         got = next((c[1] for _, c, *_ in self._own(fid, index)
-                    if c is not None and c[1] in self.marking and c[1] != fid), None)
+                    if c is not None and c[0] == "model" and c[1] in self.marking and c[1] != fid), None)
         return None if got is None else f"calls {self.called(got)}, which marks a step"
 
     def _yielding(self, info: dict, multi: frozenset) -> Optional[str]:
