@@ -270,3 +270,32 @@ def loss_spiked(loss):
 
 def test_forced_flags_and_clock_intervals_are_logging_guards():
     assert found(CLOCK, ("HPU005",)) == [("HPU005", 21)]
+
+
+# a validator that imports PyTorch/XLA's loader module with importlib: its MpDeviceLoader's
+# batches are on the device (and the module is the XLA target's evidence)
+IMPORTED = """
+import importlib
+import torch
+
+
+def validate(model, dl, device):
+    pl = importlib.import_module("torch_xla.distributed.parallel_loader")
+    xm = importlib.import_module("torch_xla.core.xla_model")
+    loader = pl.MpDeviceLoader(dl, device)
+    total = 0.0
+    with torch.no_grad():
+        for i, batch in enumerate(loader):
+            mix = batch["mixture"].to(device)
+            out = model(mix)
+            stats = batch["stats"]
+            total += float(stats.view(-1)[0].item()) * out.mean()
+            xm.mark_step()
+    return total
+"""
+
+
+def test_a_module_imported_with_importlib_is_an_import():
+    assert found(IMPORTED, ("HPU005",)) == [("HPU005", 16)]
+    src = IMPORTED.replace('"torch_xla.distributed.parallel_loader"', '"mypkg.loaders"')
+    assert found(src, ("HPU005",)) == []  # a project loader the body moves parts from: host batches

@@ -10,7 +10,7 @@ from hpulint.analysis.calls import interval_guards, record_call, record_property
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import (DEFERRED_CALLBACKS, SETUP_METHODS, MARKING_LOADERS, MASK_FUNCTIONS,
                                     TENSOR_EVIDENCE)
-from hpulint.analysis.syntax import names_in
+from hpulint.analysis.syntax import names_in, string_value
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
     Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_OTHER, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
@@ -37,6 +37,8 @@ class Bindings:
             self._note_store(t.target)
 
     def _leave_assign(self, node: cst.Assign) -> None:
+        if self._imported_module(node):
+            return
         val = self.value(node.value)
         for t in node.targets:
             self._assign(t.target, val, node.value)
@@ -73,6 +75,22 @@ class Bindings:
             if other not in loop.moved_parts and fn.bindings.get(other) is original:
                 fn.bindings[other] = Meth(original, "cpu")  # (unknown stays unknown)
                 self.value_cache.clear()
+
+    def _imported_module(self, node: cst.Assign) -> bool:
+        """`pl = importlib.import_module("torch_xla.distributed.parallel_loader")`: an import."""
+        call = node.value
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name or type(call) is not cst.Call \
+                or self.qualname(call.func) != "importlib.import_module" or len(call.args) != 1:
+            return False
+        full = string_value(call.args[0].value)
+        if not full or not all(part.isidentifier() for part in full.split(".")):
+            return False
+        local = node.targets[0].target.value
+        self._note_target(full)
+        self.aliases[local] = full
+        self._bind(local, Sym(full))
+        self._qualnames.clear()
+        return True
 
     def _enter_ann_assign(self, node: cst.AnnAssign) -> None:
         self._note_store(node.target)
