@@ -35,6 +35,7 @@ from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow
                                          under_logger_test)
 from hpulint.rules.compile_custom_ops import CustomOps
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
+from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_passed_generators import PassedGenerators
@@ -319,7 +320,8 @@ class HostReadBreaksGraph(Rule):
             self._report(node, None, None, sched[0], subject=sched[1])
         hit = untraced(an, node, self.in_except > 0, self.passed, self.generators) or unsupported_call(an, self.built, node) \
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
-            or library_call(an, node) or self.custom_ops.op_call(an, self.module, node)
+            or library_call(an, node) or host_call(an, node, self.scalars, is_tensor) or self.custom_ops.op_call(
+                an, self.module, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
