@@ -27,6 +27,7 @@ from hpulint.rules.compile_grad_presence import grad_presence
 from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
+from hpulint.rules.compile_list_lengths import listed_lengths
 from hpulint.rules.compile_modulo_branch import module_ints
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
@@ -287,6 +288,7 @@ class ChangingValueRecompile(LoopCalls):
                                 if counted is None else None)
                 spec = spec or (string_list_argument(self, call, callee, loop, counters, *self._def(callee))
                                 if counted is None else None)  # new strings every pass (compile_string_lists)
+                spec = spec or (listed_lengths(self, call, callee, loop, counters) if counted is None else None)
                 if spec is not None:
                     reported.add(callee)
                     self.report(call, spec)
