@@ -16,6 +16,7 @@ from hpulint.analysis.syntax import child_nodes, code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_specialized import float_set, float_set_findings
 from hpulint.rules.compile_grown_cache import grown_cache
+from hpulint.rules.compile_grown_containers import GrownContainers
 from hpulint.rules.compile_hook_growth import added_hook, hook_growth
 from hpulint.rules.compile_grown_modules import grown_modules
 from hpulint.rules.compile_pruning import repeated_pruning
@@ -85,6 +86,7 @@ class ModuleAttributeRecompile(Rule):
         self.classes: dict = {}  # class name -> ClassDef
         self.float_sets: list = []  # (Assign, target, isinstance Dropout, loop, counters): `m.p = f(epoch)`
         self.outer = OuterCounters()  # step counters of another object, bumped in the loop (compile_step_attrs)
+        self.containers = GrownContainers()  # a dict or list forward reads the length of, grown per pass
         self.decorated: set = set()  # functions decorated with torch.compile
         self.inst_comps: list = []  # stack of (target names, iter) of enclosing comprehensions, dict ones too
         self.inst_sites: list = []  # (compile call, iterable): a compile of a comprehension's or loop's target
@@ -184,6 +186,7 @@ class ModuleAttributeRecompile(Rule):
         an = self.an
         self._bump(node)
         self.outer.bump(an, node)
+        self.containers.assign(an, node)
         if len(node.targets) == 1 and type(node.targets[0].target) is cst.Attribute and literal_kind(node.value) == "int":
             self.int_attrs.add(node.targets[0].target.attr.value)
         if an.current_class is not None and len(node.targets) == 1 and is_self_attr(node.targets[0].target):
@@ -234,6 +237,7 @@ class ModuleAttributeRecompile(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
+        self.containers.call(an, node)
         receiver = added_hook(an, node)
         if receiver is not None:
             fn = an.function
@@ -347,6 +351,8 @@ class ModuleAttributeRecompile(Rule):
                     break
                 if cls in done:
                     break
+        for call, message in self.containers.findings(self.built, self.loop_calls, self.compiled_of, self.limit):
+            self.report(call, message)  # a dict or list grown between calls, its length read (compile_grown_containers)
         for call, message in hook_growth(self.added_hooks, self.loop_calls, self.compiled_of, self.limit):
             self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
         for call, message in repeated_pruning(self.an, self.module, self.compiled_of):
