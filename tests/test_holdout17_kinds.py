@@ -375,3 +375,32 @@ class SongPipeline:
 
 def test_a_loop_around_a_sampling_run_is_a_loop_of_runs():
     assert found(SONG, ("HPU005",)) == [("HPU005", 18)]
+
+
+# the same reading when the loader is a parameter: a caller that passes a marking loader makes
+# the batch a device batch, one that passes the plain loader leaves it on the host
+PASSED_LOADER = """
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+
+
+def evaluate(model, loader, device):
+    total = 0.0
+    for i, batch in enumerate(loader):
+        mix = batch["mixture"].to(device)
+        out = model(mix)
+        stats = batch["stats"]
+        total += stats.view(-1)[0].item() * out.mean()
+        xm.mark_step()
+    return total
+
+
+def main(model, dl, device):
+    return evaluate(model, pl.MpDeviceLoader(dl, device), device)
+"""
+
+
+def test_a_batch_from_a_passed_marking_loader_is_on_the_device():
+    assert found(PASSED_LOADER, ("HPU005",)) == [("HPU005", 13)]
+    assert found(PASSED_LOADER.replace("pl.MpDeviceLoader(dl, device)", "dl"), ("HPU005",)) == []

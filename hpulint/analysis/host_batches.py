@@ -5,7 +5,8 @@ labels turned into a NumPy array) are on the host, and reading them is no device
 
 The body is scanned before it is walked, so a part read above the move is seen as the host
 tensor it is. A loop over a marking loader (`MpDeviceLoader`) yields device tensors whatever its
-body does."""
+body does: one built in the function is seen here; one its callers pass in (`loader` a parameter)
+when the project is linked (`values.HOST_BATCH`, resolved in `resolve.py`)."""
 from __future__ import annotations
 
 import re
@@ -13,7 +14,7 @@ import re
 import libcst as cst
 
 from hpulint.analysis.syntax import descendants, last_name, target_names
-from hpulint.analysis.values import Meth, is_marking
+from hpulint.analysis.values import HOST_BATCH, Meth, is_marking
 
 _DEVICE_ARG = re.compile(r"device|^dev$|cuda|hpu|xla|tpu|gpu", re.I)
 
@@ -75,5 +76,5 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> None:
     for n in batch:
         v = bindings.get(n)
         if v is not None:
-            bindings[n] = Meth(v, "cpu")
+            bindings[n] = Meth(v, HOST_BATCH)
     an.value_cache.clear()

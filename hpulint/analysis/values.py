@@ -352,6 +352,8 @@ V_SEQ = known(SEQ)
 V_SEQ_TENSOR = known(SEQ_TENSOR)
 V_SIZE = known(SIZE)
 V_MODEL = known(MODEL)
+# the method name of the Meth that marks a loop's batch as host tensors (hpulint.analysis.host_batches)
+HOST_BATCH = "<host batch>"
 V_LOSS = known(LOSS)
 V_OPTIMIZER = known(OPTIMIZER)
 V_LOADER = known(LOADER)
