@@ -301,50 +301,6 @@ def test_a_module_imported_with_importlib_is_an_import():
     assert found(src, ("HPU005",)) == []  # a project loader the body moves parts from: host batches
 
 
-# sizes that are data: a detection filter's boolean-mask selection (also after concatenating
-# labels to it) and a one-argument `torch.where` read with `.shape[0]`; a row gathered by an
-# index is not one
-RAGGED = """
-import torch
-import torch_xla.core.xla_model as xm
-
-
-def nms(preds, extra, conf=0.25):
-    out = []
-    for x in preds:
-        x = x[x[:, 4] > conf]
-        if extra is not None:
-            x = torch.cat((x, extra), 0)
-        if not x.shape[0]:
-            continue
-        out.append(x)
-    return out
-
-
-def match(iou, thresholds, classes):
-    correct = []
-    for t in thresholds:
-        hits = torch.where((iou >= t) & classes)
-        if hits[0].shape[0]:
-            correct.append(hits[0])
-    top = iou[iou.argmax(0)]
-    if top.shape[0] > 1:
-        correct.append(top)
-    return correct
-
-
-def evaluate(model, loader, thresholds):
-    for imgs, labels in loader:
-        preds = model(imgs)
-        kept = nms(preds, None)
-        match(preds[0][:, :4], thresholds, labels[:, :1] == 1)
-        xm.mark_step()
-"""
-
-
-def test_the_size_of_a_mask_selection_or_a_where_is_data():
-    assert found(RAGGED, ("HPU008",)) == [("HPU008", 12), ("HPU008", 22)]
-
 
 # a loop over a song's chunks, each denoised by a whole sampling run with a progress bar: the
 # chunk loop is a loop of runs, so its copy of each chunk's result is once per run; the read

@@ -28,45 +28,24 @@ class DataDependentControlFlow(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        # (function, name) bound to a result whose size follows the data -> when the device makes
-        # it so (a callable the finish asks)
-        self.ragged: dict = {}
+        self.ragged: dict = {}  # (function, name) bound to a result whose size follows the data -> its input
         self.tested: set = set()  # `not` operations inside a test checked already
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        """`idx = torch.nonzero(m)`, `rejected = (p > q).nonzero()`, `hits = torch.where(m)`,
-        `x = x[keep]` (a boolean mask), `x = torch.cat((x, extra))` of one of those: its length is
-        data."""
+        """`idx = torch.nonzero(m)`, `rejected = (p > q).nonzero()`: its length is data."""
         if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             return
-        an = self.an
-        fn = id(an.function)
-        key = (fn, node.targets[0].target.value)
+        key = (id(self.an.function), node.targets[0].target.value)
         value = node.value
         source = None
-        qn = an.qualname(value.func) or "" if type(value) is cst.Call else ""
-        if type(value) is cst.Call and (qn in RAGGED_FUNCTIONS or (qn == "torch.where" and len(value.args) == 1)) \
-                and value.args:
+        if type(value) is cst.Call and (self.an.qualname(value.func) or "") in RAGGED_FUNCTIONS and value.args:
             source = value.args[0].value
         elif type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in RAGGED_METHODS:
             source = value.func.value
         if source is not None:
-            src = an.value(source)  # what it was computed from (on the device?)
-            self.ragged[key] = lambda: an.is_device_tensor(src)
-            return
-        if type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index:
-            base, idx = an.value(value.value), an.value(value.slice[0].slice.value)
-            self.ragged[key] = lambda: an.is_device_tensor(base) and an.is_mask(idx)
-            return
-        if qn in ("torch.cat", "torch.concat", "torch.stack") and value.args \
-                and type(value.args[0].value) in (cst.Tuple, cst.List):
-            held = [self.ragged.get((fn, e.value.value)) for e in value.args[0].value.elements
-                    if type(e.value) is cst.Name]
-            held = [h for h in held if h is not None]
-            if held:
-                self.ragged[key] = lambda: any(h() for h in held)
-                return
-        self.ragged.pop(key, None)
+            self.ragged[key] = self.an.value(source)  # what it was computed from (on the device?)
+        else:
+            self.ragged.pop(key, None)
 
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test, "if")
@@ -102,9 +81,9 @@ class DataDependentControlFlow(Rule):
         if sized:
             # `if len(top_k_idx) > 0:` after `top_k_idx = torch.nonzero(m)`: the size is data, so
             # Python must wait for the device to know it
-            ragged = self.ragged[(id(an.function), sized)]
+            source = self.ragged[(id(an.function), sized)]
             self.report(test, SIZE_MESSAGE.format(kind=kind, name=sized, why="{why}"),
-                        when=lambda: an.every_step(here) if ragged() else None)
+                        when=lambda: an.every_step(here) if an.is_device_tensor(source) else None)
             # (the test's other operands are still checked: one finding per test, the first that holds)
 
         def when():
@@ -132,8 +111,6 @@ class DataDependentControlFlow(Rule):
                 target = n.func.value
             elif type(n) is cst.Attribute and n.attr.value == "shape":
                 target = n.value
-            if type(target) is cst.Subscript and type(target.value) is cst.Name:
-                target = target.value  # `hits[0].shape[0]` after `hits = torch.where(m)`
             if type(target) is cst.Name and (fn, target.value) in self.ragged:
                 return target.value
             if type(n) in (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation, cst.Subscript,
@@ -160,8 +137,7 @@ def _nots(test: cst.BaseExpression):
 RAGGED_FUNCTIONS = frozenset({"torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique"})
 RAGGED_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique"})
 SIZE_MESSAGE = (
-    "`{kind}` on the size of `{name}`, whose length follows the data (a `nonzero`-like result or a "
-    "boolean-mask selection), "
+    "`{kind}` on the size of `{name}`, whose length follows the data (a `nonzero`-like result), "
     "{why}: Python must wait for the device to know it, and each size is its own graph. Keep the "
     "size static (`torch.where`, a padded `topk`) or decide on the device"
 )
