@@ -360,3 +360,27 @@ def main(model, dl, device):
 def test_a_batch_from_a_passed_marking_loader_is_on_the_device():
     assert found(PASSED_LOADER, ("HPU005",)) == [("HPU005", 13)]
     assert found(PASSED_LOADER.replace("pl.MpDeviceLoader(dl, device)", "dl"), ("HPU005",)) == []
+
+
+# a video sampler that steps all latent frames but the first (the image's), then puts that frame
+# back: the concatenation restores the length every pass; stepping the whole tensor and adding a
+# frame grows it
+TOKEN_REPLACE = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def sample(model, scheduler, latents, image_latents, timesteps):
+    for t in timesteps:
+        noise_pred = model(latents, t)
+        latents = latents = scheduler.step(noise_pred[:, :, 1:], t, latents[:, :, 1:])[0]
+        latents = torch.cat([image_latents, latents], dim=2)
+        xm.mark_step()
+    return latents
+"""
+
+
+def test_a_frame_put_back_after_a_trimmed_step_does_not_grow():
+    assert found(TOKEN_REPLACE, ("HPU003",)) == []
+    grown = TOKEN_REPLACE.replace("latents[:, :, 1:])[0]", "latents)[0]")
+    assert found(grown, ("HPU003",)) == [("HPU003", 10)]

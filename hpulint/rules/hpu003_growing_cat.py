@@ -11,7 +11,7 @@ import libcst as cst
 
 from hpulint.analysis import names
 from hpulint.analysis.loops import reset_later
-from hpulint.analysis.syntax import code, names_in
+from hpulint.analysis.syntax import code, descendants, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_write
@@ -60,6 +60,8 @@ class GrowingCatAccumulator(Rule):
         self.aliases: dict = {}  # (function, name) -> the state it was read from (`m = kwargs["mask"]`)
         self.static: set = set()  # ids of functions that write a preallocated cache in place
         self.fed_back = False  # the file keeps a grown cache for the next call (see cache_growth.fed_back)
+        # (function, name) -> (the loop, the value) of the name's last plain assignment
+        self.last: dict = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Attribute and static_write(self.an, self.aliases, node):
@@ -69,12 +71,20 @@ class GrowingCatAccumulator(Rule):
         an = self.an
         if not self.fed_back and an.function.name not in SETUP_METHODS and fed_back(an, node):
             self.fed_back = True
+        before = {}
+        for t in node.targets:  # (`latents = latents = step(...)` binds it too)
+            if type(t.target) is cst.Name:
+                k = (id(an.function), t.target.value)
+                before[k] = self.last.get(k)
+                self.last[k] = (an.loop, node.value)
         if len(node.targets) != 1:
             return
         target = node.targets[0].target
         value = node.value
+        trimmed = None
         if type(target) is cst.Name:
             key = (id(an.function), target.value)
+            trimmed = before.get(key)
             if type(value) in (cst.Subscript, cst.Attribute) or (
                     type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in VIEWS):
                 # (`prev_key = saved["prev_key"].view(b, -1, d)`: a view of the state read)
@@ -147,6 +157,12 @@ class GrowingCatAccumulator(Rule):
         if loop is None:
             return
         root = target.value if type(target) is cst.Subscript and type(target.value) is cst.Name else target
+        if type(target) is cst.Name and trimmed is not None and trimmed[0] is loop \
+                and _reads_trimmed(trimmed[1], target.value):
+            # `latents = scheduler.step(noise[:, :, 1:], t, latents[:, :, 1:])` then `latents =
+            # cat([image_latents, latents], 2)`: the pass stepped all but the first frame and puts
+            # the first back; the length is the same every pass
+            return
         if type(root) is cst.Name and an.defined_in_pass(root.value, loop):
             # rebuilt earlier in the same pass: `inp = scale(x); inp = cat([inp, extra])`, and a
             # key of a dict copied afresh each pass (`kw = copy.copy(model_kwargs)`, then
@@ -323,3 +339,21 @@ def _fresh_name(source: str, base: str) -> str:
         n += 1
         name = f"{base}{n}"
     return name
+
+
+def _reads_trimmed(value: cst.BaseExpression, name: str) -> bool:
+    """``value`` reads ``name`` only through slices with a constant bound (`x[:, :, 1:]`,
+    `x[..., :-1]`): a fixed number of rows dropped, not the whole accumulator."""
+    uses = [n for n in descendants(value) if type(n) is cst.Name and n.value == name]
+    if not uses:
+        return False
+    trimmed = {id(s.value) for s in descendants(value) if type(s) is cst.Subscript and type(s.value) is cst.Name
+               and s.value.value == name and any(type(e.slice) is cst.Slice and _constant_bound(e.slice)
+                                                 for e in s.slice)}
+    return all(id(u) in trimmed for u in uses)
+
+
+def _constant_bound(s: cst.Slice) -> bool:
+    bounds = [b for b in (s.lower, s.upper) if b is not None]
+    return bool(bounds) and all(type(b) is cst.Integer or (type(b) is cst.UnaryOperation
+                                                          and type(b.expression) is cst.Integer) for b in bounds)
