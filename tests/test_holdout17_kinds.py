@@ -302,36 +302,6 @@ def test_a_module_imported_with_importlib_is_an_import():
 
 
 
-# a loop over a song's chunks, each denoised by a whole sampling run with a progress bar: the
-# chunk loop is a loop of runs, so its copy of each chunk's result is once per run; the read
-# inside the sampling loop is per step
-SONG = """
-import numpy as np
-import torch
-import torch_xla.core.xla_model as xm
-
-
-class SongPipeline:
-    def __call__(self, chunks, steps=50):
-        song = np.zeros((1, 0, 128), np.float32)
-        context = torch.zeros(1, 256, 128, device=xm.xla_device())
-        for i, tokens in enumerate(chunks):
-            enc = self.encoder(tokens, context)
-            x = torch.randn_like(context)
-            self.scheduler.set_timesteps(steps)
-            for t in self.progress_bar(self.scheduler.timesteps):
-                out = self.decoder(enc, x, t)
-                x = self.scheduler.step(out, t, x).prev_sample
-                print(f"residual {out.abs().mean().item():.3f}")
-            context = x
-            song = np.concatenate([song, x.cpu().numpy()], axis=1)
-        return song
-"""
-
-
-def test_a_loop_around_a_sampling_run_is_a_loop_of_runs():
-    assert found(SONG, ("HPU005",)) == [("HPU005", 18)]
-
 
 # the same reading when the loader is a parameter: a caller that passes a marking loader makes
 # the batch a device batch, one that passes the plain loader leaves it on the host

@@ -251,12 +251,10 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
         if got is not None:
             return got
         if (it is None or it.kind != LOADER) and \
-                any(f["loops"][j]["marks"] or self._sampling_run(fid, j) for j in inner - parts):
+                any(f["loops"][j]["marks"] for j in inner - parts):
             # an epoch: a loop nested in it trains (or marks), and a checkpoint helper that marks
             # a step before saving does not make the epoch one step (a loop over a data loader
-            # is one batch a pass, whatever trains inside: PPO's optimisation epochs per batch);
-            # a loop of runs: a loop nested in it is a whole sampling run (each chunk of a song
-            # denoised with a progress bar, then copied out once)
+            # is one batch a pass, whatever trains inside: PPO's optimisation epochs per batch)
             return None
         if holds_modules(it) or numbers_models(self.project, fid, info):
             # `for chunk in model_chunks: chunk.disable_hooks()`, `for k in range(len(unets)):
@@ -315,12 +313,6 @@ class Linked(TargetsAndRegions, TrainingFacts, CounterFacts):
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
-
-    def _sampling_run(self, fid: str, index: int) -> bool:
-        """Loop ``index`` is a sampling run: it feeds a value to its next pass, shows progress and
-        calls a model (`for t in self.progress_bar(timesteps): x = step(self.decode(x, t), x)`)."""
-        info = self.project.functions[fid][1]["loops"][index]
-        return bool(info["carried"]) and bool(info.get("progress")) and self._model_call(fid, index) is not None
 
     def _marking_pass(self, fid: str, index: int, it) -> Optional[str]:
         """A pass inside code one step runs that runs a module whose forward marks a step (a
