@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code
+from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
                                          under_logger_test)
@@ -38,6 +38,7 @@ from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contain
 from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
@@ -89,9 +90,7 @@ PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", 
 # torch._numpy.random (torch 2.13): what Dynamo can run; the position of each one's `size`
 NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
              "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
-CONVERSIONS = frozenset({"float", "int", "bool"})
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
-LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "exception", "log"})
 
 
 class HostReadBreaksGraph(Rule):
@@ -382,9 +381,9 @@ class HostReadBreaksGraph(Rule):
     def _print(self, node: cst.Call, verb: str) -> None:
         """print() and logging calls break the graph whatever they print (measured on 2.13)."""
         an = self.an
-        if any(_has_read(a.value) for a in node.args):
+        if any(has_read(a.value) for a in node.args):
             return  # print(loss.item()): the read inside is reported, one finding for the line
-        vals = _printed(an, node)
+        vals = printed(an, node)
         call = "print(...)" if verb == "printing" else "a logging call"
 
         def subject():
@@ -402,7 +401,7 @@ class HostReadBreaksGraph(Rule):
             return  # `if logger.isEnabledFor(...):` breaks at the test; the body runs at that level only
         fn = an.function
         stmt = an.statement
-        logged = _is_log_statement(an, stmt)
+        logged = is_log_statement(an, stmt)
         template = CONTEXT_MESSAGE if is_context_generator(fn) else MESSAGE
 
         def when():
@@ -445,57 +444,3 @@ def _np_random_break(name: str, call: cst.Call):
     sized = len(positional) > at or any(a.keyword is not None and a.keyword.value == "size" for a in call.args) \
         or any(a.star for a in call.args)
     return None if sized else NP_SCALAR
-
-
-def _is_log_statement(an, stmt) -> bool:
-    """A statement that is only a print(...) or a logger call."""
-    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Expr:
-        return False
-    call = stmt.body[0].value
-    if type(call) is not cst.Call:
-        return False
-    f = call.func
-    if type(f) is cst.Name:
-        return f.value == "print" and "print" not in an.bound_names()
-    return type(f) is cst.Attribute and f.attr.value in LOG_METHODS and is_logger(an, f.value)
-
-
-def _printed(an, call: cst.Call) -> list:
-    """The values a print/log call formats: its positional arguments and the expressions inside
-    its f-strings."""
-    out = []
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value not in ("msg",):
-            continue
-        out.append(an.value(a.value))
-        for part in _fstring_parts(a.value):
-            out.append(an.value(part))
-    return out
-
-
-def _fstring_parts(node: cst.BaseExpression):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if type(n) is cst.FormattedString:
-            for p in n.parts:
-                if type(p) is cst.FormattedStringExpression:
-                    yield p.expression
-        elif type(n) is cst.ConcatenatedString:
-            stack += (n.left, n.right)
-        elif type(n) is cst.BinaryOperation:
-            stack += (n.left, n.right)
-
-
-def _has_read(node: cst.BaseExpression) -> bool:
-    """The expression calls `.item()`/`.tolist()`/`.numpy()` or float()/int()/bool() itself."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if type(n) is cst.Call:
-            f = n.func
-            if (type(f) is cst.Attribute and f.attr.value in ("item", "tolist", "numpy") and not n.args) or \
-                    (type(f) is cst.Name and f.value in CONVERSIONS and len(n.args) == 1):
-                return True
-        stack += child_nodes(n)
-    return False
