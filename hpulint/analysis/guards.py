@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, last_name, names_in, string_value
+from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, string_value
 
 DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
            "gpu": "cuda", "mps": "mps", "cpu": "cpu", "xpu": "xpu", "npu": "npu"}
@@ -116,13 +116,7 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
 def _reads_clock(node: cst.BaseExpression) -> bool:
     """`time.time() - last_log`, `(time.monotonic() - t0) / 60`: time elapsed on the host clock."""
     return any(type(n) is cst.Call and last_name(n.func) in ("time", "monotonic", "perf_counter")
-               for n in _walk(node))
-
-
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+               for n in descendants(node))
 
 
 _LOG_STEPS = re.compile(r"^(?:log|print|eval|save|report|checkpoint|display|sample|vis)_?"
@@ -326,7 +320,6 @@ def runs_on(device: str, positive: bool, target: str) -> bool:
     """Whether a branch guarded by (device, positive) runs on ``target`` (``device`` may name
     several, "xla|hpu")."""
     return (target in device.split("|")) == positive
-
 
 
 def skips_the_pass(node: cst.If) -> bool:

@@ -6,24 +6,17 @@ labels turned into a NumPy array) are on the host, and reading them is no device
 The body is scanned before it is walked, so a part read above the move is seen as the host
 tensor it is. A loop over a marking loader (`MpDeviceLoader`) yields device tensors whatever its
 body does: one built in the function is seen here; one its callers pass in (`loader` a parameter)
-when the project is linked (`values.HOST_BATCH`, resolved in `resolve.py`)."""
+when the project is linked (a :class:`~hpulint.analysis.values.HostBatch` value)."""
 from __future__ import annotations
 
 import re
 
 import libcst as cst
 
-from hpulint.analysis.syntax import descendants, last_name, target_names
-from hpulint.analysis.values import HOST_BATCH, Meth, is_marking
+from hpulint.analysis.syntax import descendants, last_name, root_name, target_names
+from hpulint.analysis.values import HostBatch, is_marking
 
 _DEVICE_ARG = re.compile(r"device|^dev$|cuda|hpu|xla|tpu|gpu", re.I)
-
-
-def root_name(node: cst.BaseExpression):
-    """`d` of `d["ids"]`, `data[1][0]`, `batch.input_ids`."""
-    while type(node) in (cst.Subscript, cst.Attribute):
-        node = node.value
-    return node.value if type(node) is cst.Name else None
 
 
 def _moves(call: cst.Call) -> bool:
@@ -76,5 +69,5 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> None:
     for n in batch:
         v = bindings.get(n)
         if v is not None:
-            bindings[n] = Meth(v, HOST_BATCH)
+            bindings[n] = HostBatch(v)
     an.value_cache.clear()

@@ -401,7 +401,7 @@ def reset_later(loop_node: cst.CSTNode, stmt: cst.CSTNode, name: str) -> bool:
     carried = {name}
     for line in lines[at + 1:]:
         if type(line) is not cst.SimpleStatementLine:
-            for sub in _assigns_in(line):  # bound under a branch or a nested loop: may carry it
+            for sub in assigns_in(line):  # bound under a branch or a nested loop: may carry it
                 if carried & set(names_in(sub.value)):
                     carried.update(n for t in sub.targets for n in target_names(t.target))
             continue
@@ -422,7 +422,7 @@ def _holds(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
     return any(n is inner for n in descendants(node))
 
 
-def _assigns_in(node: cst.CSTNode):
+def assigns_in(node: cst.CSTNode):
     stack = [node]
     while stack:
         n = stack.pop()

@@ -14,7 +14,6 @@ from hpulint.analysis.names import (MASK_METHODS, MODULE_METHODS, NON_TENSOR_MET
                                     PRETRAINED_LOADERS, TENSOR_HOST_ATTRIBUTES, is_flag_name, is_housekeeping_name, is_model_class_name,
                                     is_model_name, is_tokenizer_name)
 from hpulint.analysis.values import (
-    HOST_BATCH,
     CHOICE, DATA, DEVICE_TENSORS, HOST, INST, LOADER, LOSS, MASK, MLOADER, MODEL, NONE, OPTIMIZER, OTHER, R, R_UNKNOWN,
     SCALAR, SEQ, SEQ_TENSOR, SIZE, SYM, TENSOR, TUPLE, UNKNOWN, K, Named, Param, Val, by_name, r,
 )
@@ -97,14 +96,14 @@ class Resolver:
             return self._attr(self(v.base), v.name)
         if t == "elem":
             return self._elem(self(v.base), v.index)
+        if t == "hostbatch":
+            # a batch whose parts the loop moves to the device: on the host, unless the loop
+            # iterates a marking loader after all (one its callers pass in)
+            src = v.base
+            while src.tag == "elem":
+                src = src.base
+            return self(v.base) if self(src).kind == MLOADER else r(HOST)
         if t == "meth":
-            if v.name == HOST_BATCH:
-                # a batch whose parts the loop moves to the device: on the host, unless the loop
-                # iterates a marking loader after all (one its callers pass in)
-                src = v.base
-                while src.tag == "elem":
-                    src = src.base
-                return self(v.base) if self(src).kind == MLOADER else r(HOST)
             base = self(v.base)
             if _tokenizer_call(base, v, self.env):
                 return r(HOST)

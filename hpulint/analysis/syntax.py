@@ -117,6 +117,14 @@ _NOT_CODE = re.compile(
 CHILD_FIELDS: dict = {}  # node type -> its fields that can hold code
 
 
+def root_name(node: cst.BaseExpression) -> Optional[str]:
+    """The name an attribute or subscript chain starts from: `d` of `d["ids"]`, `data[1][0]`,
+    `batch.input_ids`."""
+    while type(node) in (cst.Subscript, cst.Attribute):
+        node = node.value
+    return node.value if type(node) is cst.Name else None
+
+
 def child_fields(tp) -> tuple:
     names = CHILD_FIELDS.get(tp)
     if names is None:

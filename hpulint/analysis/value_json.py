@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Carried, Choice, Elem, Join, LoaderAt, Marking, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup,
+    Arith, Attr, CallV, Carried, Choice, Elem, HostBatch, Join, LoaderAt, Marking, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup,
     Used, Val, known,
 )
 
@@ -23,7 +23,7 @@ def to_json(v: Val):
         return [t, to_json(v.base), v.index]
     if t == "meth":
         return [t, to_json(v.base), v.name, v.hint]
-    if t in ("call", "marking"):
+    if t in ("call", "marking", "hostbatch"):
         return [t, to_json(v.base)]
     if t == "named":
         return [t, to_json(v.base), v.name]
@@ -65,6 +65,8 @@ def from_json(j, ref=None) -> Val:
         return CallV(from_json(j[1], ref))
     if t == "marking":
         return Marking(from_json(j[1], ref))
+    if t == "hostbatch":
+        return HostBatch(from_json(j[1], ref))
     if t == "named":
         return Named(from_json(j[1], ref), j[2])
     if t == "used":

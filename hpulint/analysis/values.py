@@ -325,6 +325,18 @@ class Marking(Val):
         self.base = base
 
 
+class HostBatch(Val):
+    """A loop's batch, ``base``, when the loop's body moves parts of it to the device: host
+    tensors, unless what the loop iterates is a marking loader after all (one its callers pass
+    in). See :mod:`hpulint.analysis.host_batches`."""
+
+    __slots__ = ("base",)
+    tag = "hostbatch"
+
+    def __init__(self, base: Val) -> None:
+        self.base = base
+
+
 class Tup(Val):
     __slots__ = ("parts",)
     tag = "tup"
@@ -352,8 +364,6 @@ V_SEQ = known(SEQ)
 V_SEQ_TENSOR = known(SEQ_TENSOR)
 V_SIZE = known(SIZE)
 V_MODEL = known(MODEL)
-# the method name of the Meth that marks a loop's batch as host tensors (hpulint.analysis.host_batches)
-HOST_BATCH = "<host batch>"
 V_LOSS = known(LOSS)
 V_OPTIMIZER = known(OPTIMIZER)
 V_LOADER = known(LOADER)
@@ -385,7 +395,7 @@ def size(v: Val) -> int:
 
 
 def _kids(v: Val) -> tuple:
-    if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
+    if isinstance(v, (Attr, Elem, Meth, CallV, Named, Used, Marking, HostBatch)):
         return (v.base,)
     if isinstance(v, (Arith, Join, Tup, Choice)):
         return v.parts
@@ -412,7 +422,7 @@ def leaves(v: Val):
         x = stack.pop()
         if isinstance(x, (Sym, Ret, Param, Self, Carried)):
             yield x
-        elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used, Marking)):
+        elif isinstance(x, (Attr, Elem, Meth, CallV, Named, Used, Marking, HostBatch)):
             stack.append(x.base)
         elif isinstance(x, (Arith, Join, Tup, Choice)):
             stack.extend(x.parts)

@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (_LIBRARY_PREFIXES, _assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.loops import (_LIBRARY_PREFIXES, assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
@@ -250,7 +250,7 @@ class Flow:
         left (a :class:`Carried` value, resolved from what the body binds last), not only None."""
         fn = self.function
         bindings = fn.bindings
-        names = {n for a in _assigns_in(node.body) for t in a.targets for n in target_names(t.target)}
+        names = {n for a in assigns_in(node.body) for t in a.targets for n in target_names(t.target)}
         for n in sorted(names - targets):
             before = bindings.get(n)
             if before is None or not (before is V_NONE or (type(before) is Named and before.base is V_NONE)):

@@ -19,6 +19,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code
+from hpulint.rules.compile_state import is_self_attr
 
 GROWERS = frozenset({"append", "extend", "insert", "setdefault", "update", "add"})
 EMPTY_MAKERS = frozenset({"dict", "list", "OrderedDict", "collections.OrderedDict", "defaultdict",
@@ -48,7 +49,7 @@ class GrownContainers:
         if len(node.targets) != 1:
             return
         tgt = node.targets[0].target
-        if cls is not None and fn.kind == "function" and fn.name == "__init__" and _self_attr(tgt):
+        if cls is not None and fn.kind == "function" and fn.name == "__init__" and is_self_attr(tgt):
             kind = _empty(an, node.value)
             if kind is not None:
                 self.made[(cls.name, tgt.attr.value)] = kind
@@ -60,7 +61,7 @@ class GrownContainers:
         func = node.func
         cls, fn = an.current_class, an.function
         if type(func) is cst.Name and func.value == "len" and len(node.args) == 1 and cls is not None \
-                and fn.kind == "function" and fn.name == "forward" and _self_attr(node.args[0].value):
+                and fn.kind == "function" and fn.name == "forward" and is_self_attr(node.args[0].value):
             self.len_reads.add((cls.name, node.args[0].value.attr.value))
             return
         if type(func) is not cst.Attribute:
@@ -104,10 +105,6 @@ class GrownContainers:
                                                  kind=self.made[(cls, attr)], limit=limit)))
                 break
         return out
-
-
-def _self_attr(node) -> bool:
-    return type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self"
 
 
 def _empty(an, value) -> Optional[str]:

@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, param_names
+from hpulint.analysis.syntax import code, param_names, root_name
 
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "pop", "clear"})
 HOOK_WHY = ("a gradient hook registered in the compiled region ({where}) writes `{target}`, which lives "
@@ -62,7 +62,7 @@ def _def_effects(fn: cst.FunctionDef) -> list:
             elif type(small) is cst.AugAssign:
                 targets = [small.target]
             for t in targets:
-                root = _root(t)
+                root = root_name(t)
                 if type(t) in (cst.Subscript, cst.Attribute) and root is not None and root not in local:
                     out.append((stmt, code(t)))
             if type(small) is cst.Expr:
@@ -73,7 +73,7 @@ def _def_effects(fn: cst.FunctionDef) -> list:
 
 def _mutator_roots(expr: cst.BaseExpression, local: set) -> list:
     if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in MUTATORS:
-        root = _root(expr.func.value)
+        root = root_name(expr.func.value)
         if root is not None and root not in local:
             return [code(expr.func.value)]
     return []
@@ -116,9 +116,3 @@ def _returned_def(factory: cst.FunctionDef) -> Optional[cst.FunctionDef]:
                 if type(small) is cst.Return and type(small.value) is cst.Name:
                     return _def_named(factory, small.value.value)
     return None
-
-
-def _root(node) -> Optional[str]:
-    while type(node) in (cst.Attribute, cst.Subscript):
-        node = node.value
-    return node.value if type(node) is cst.Name else None
