@@ -142,8 +142,10 @@ class StepLoops:
         """A loop that is a step loop only because it calls a model, around a counted loop that
         passes its counter to a call that runs the model (a loop over video chunks that encodes
         each chunk's inputs, then denoises it with `do_sample_per_step(model, ..., step)`): each
-        outer pass is a run, and the inner loop's passes are its steps. The inner loop is a step
-        loop too (a corrector loop that only repeats a model call, `for _ in range(k)`, is not)."""
+        outer pass is a run, and the inner loop's passes are its steps; so is a loop that calls the
+        model and fills, at its counter's position, the tensor it reads (a token a pass). The inner
+        loop is a step loop too (a corrector loop that only repeats a model call, `for _ in
+        range(k)`, is not)."""
         out = None
         for (fid, i), reason in loops.items():
             if not model_only(reason):
@@ -154,7 +156,9 @@ class StepLoops:
                 if info["collection"] or info["parts"] or info["marks"] or (fid, j) in loops \
                         or numbers_models(self.project, fid, info):
                     continue
-                why = self._model_call(fid, j, with_counter=True)
+                # (`for j in range(w): logits = model.transformer(idx[:, :j]) ... idx[:, j] = ix`:
+                # the pass fills the tensor it reads at its counter's position, a token a pass)
+                why = self._model_call(fid, j, with_counter=not info.get("fills"))
                 if why is not None:
                     if out is None:
                         out = dict(loops)

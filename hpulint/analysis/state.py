@@ -164,6 +164,8 @@ class Loop:
         self.assigned: set = set()  # names assigned in the body
         self.read_before_assign: set = set()
         self.mutated: set = set()  # names the body stores into (`tokens[:, i] = nxt`)
+        self.fills: set = set()  # ... at a position its own counter names (`idx[:, i, j] = ix`)
+        self.reads: set = set()  # names its body reads (not only to store into them)
         self.carried_vals: list = []  # values of names carried from the last pass (x = f(x))
         self.carried_in: list = []  # names bound None before it that its body binds (see Carried)
         self.carried_names: list = []  # and those names

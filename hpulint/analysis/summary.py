@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.host_readers import host_read
 from hpulint.analysis.syntax import names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 53
+VERSION = 54
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -64,6 +65,9 @@ def summarize(an) -> dict:
                 "parts": lp.step_parts,
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
+                # it fills a tensor it reads, at a position its counter names (`idx[:, i, j] = ix`
+                # after `patch = idx[:, i0:i1, j0:j1]`): autoregressive, each pass a new step
+                "fills": bool(lp.fills.intersection(lp.carried_names, lp.reads)),
                 # the functions (by the name written) the body hands a carried value to
                 # (`x = cache.generate(prefix, k)`)
                 "feeds": _feeds(fn, lp),
@@ -97,6 +101,7 @@ def summarize(an) -> dict:
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],
             "registers": fn.registers,
+            "host_read": host_read(fn.node, fn.params) if fn.kind != "module" else None,
             "registry_getter": fn.registry_getter,
             "index_uses": [[p, to_json(v)] for p, v in fn.index_uses[:16]],
             "carried": {f"{i}:{n}": to_json(v) for (i, n), v in fn.carried_defs.items()},

@@ -145,6 +145,8 @@ class Bindings:
                 self._note_store(el.value)
         elif type(target) is cst.StarredElement:
             self._note_store(target.value)
+        elif type(target) is cst.Subscript and type(target.value) is cst.Name:
+            self._store_bases.add(id(target.value))  # (`grid[:, i] = x` reads grid, only to store)
 
     def refine_elements(self, name: str, element: Val) -> None:
         """`xs.append(t)`, `xs[i] = t`: the list bound to ``xs`` holds ``element`` too (not an
@@ -236,7 +238,10 @@ class Bindings:
             self._bind(name, val)
             if keeps_last:
                 self.blocks[-1].defs.discard(name)
-            for lp in loop.chain() if loop is not None else ():
+            # (a branch's constant keeps a name another branch derived from the counter: `if j <= 8:
+            # local_j = j ... else: local_j = 8` still varies from pass to pass)
+            branch = derived is None and self.blocks and self.blocks[-1].kind in ("if-body", "else")
+            for lp in loop.chain() if loop is not None and not branch else ():
                 lp.counters.discard(name)
             if derived is not None:
                 origin = derived[1]
@@ -249,6 +254,8 @@ class Bindings:
             self.refine_elements(target.value.value, val)
             if self.loop is not None:
                 self.loop.mutated.add(target.value.value)  # `tokens[:, step + 1] = nxt`: read next pass
+                if self.loop.counters.intersection(names_in(target)):
+                    self.loop.fills.add(target.value.value)
             return
         if type(target) is cst.Attribute and type(target.value) is cst.Name \
                 and target.value.value == "self":
@@ -417,6 +424,8 @@ class Bindings:
         loop = self.loop
         if loop is not None and node.value not in loop.assigned and id(node) not in self._stores:
             loop.read_before_assign.add(node.value)
+        if loop is not None and id(node) not in self._store_bases:
+            loop.reads.add(node.value)
 
 
 # what a NumPy array has too: not evidence that a local of unknown origin is a tensor

@@ -67,6 +67,7 @@ class Walker(Definitions, Flow, Bindings, Notes):
         self.compiled: list = []  # (Val compiled, how, under an `if`): torch.compile(x), x.compile()
         self._ids: dict = {}  # id(def node) -> fid/cid
         self._stores: set = set()  # ids of Name nodes that are assignment targets
+        self._store_bases: set = set()  # ids of the names a subscript store writes into
         self._called_attrs: set = set()  # ids of Attribute nodes that are a call's callee
         self._arg_lambdas: set = set()  # ids of lambdas passed straight to a call (they run inside it)
         self._lambda_ids: dict = {}  # id(lambda node) -> the id of its function (see lambda_id)
