@@ -76,7 +76,7 @@ def answer_for(linked, key: tuple):
             return None
         return {"name": entry[1]["name"], "params": entry[1]["params"],
                 "index_params": linked.tensor_index_params(key[1]), "path": p.modules[entry[0]].get("path"),
-                "disabled": p.disabled(key[1])}
+                "disabled": p.disabled(key[1]), "host_read": entry[1].get("host_read")}
     if kind == "fn":
         fid = key[1]
         target = linked.targets.get(fid)

@@ -12,6 +12,7 @@ import re
 import libcst as cst
 
 from hpulint.analysis.build import _is_cpu, method_hint
+from hpulint.analysis.host_readers import host_read
 from hpulint.analysis.outputs import run_output
 from hpulint.analysis.names import is_host_name, is_model_name, is_tokenizer_name
 from hpulint.analysis.syntax import keyword, last_name
@@ -23,7 +24,8 @@ MESSAGE = (
     "or accumulate on the device and read after the loop"
 )
 CONVERSIONS = frozenset({"float", "int", "bool"})
-MESH_REDUCE = "torch_xla.core.xla_model.mesh_reduce"
+_NOT_TENSOR = ("scalar", "other", "seq", "none", "model", "optimizer", "loader", "sym", "inst")
+RENDEZVOUS = frozenset(f"torch_xla.core.xla_model.{n}" for n in ("mesh_reduce", "rendezvous", "xla_rendezvous"))
 _SCALER = re.compile(r"(?:^|_)scaler$", re.I)
 
 
@@ -31,8 +33,8 @@ class HostSyncEveryStep(Rule):
     code = "HPU005"
     name = "host-sync-every-step"
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
-    triggers = (".item(", ".tolist(", ".cpu(", ".numpy(", "float(", "int(", "bool(", "print(",
-                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "] =",
+    triggers = (".item(", ".tolist(", "cpu(", "numpy(", "float(", "int(", "bool(", "print(",
+                "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "rendezvous(", "] =",
                 "get_scale(", "tensor([", "tensor((", "math", "wandb", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
@@ -111,6 +113,8 @@ class HostSyncEveryStep(Rule):
                     for el in a.value.elements if type(el) is cst.DictElement]
                 self._report_any(node, "a progress-bar postfix with a tensor", vals)
         qn = an.qualname(func) or ""
+        if not qn.startswith(("torch.", "numpy.")) and type(func) in (cst.Name, cst.Attribute):
+            self._host_reader_call(node)
         if qn in ("torch.tensor", "torch.as_tensor") and node.args and node.args[0].keyword is None:
             device = keyword(node, "device")
             if device is not None and method_hint_cpu(an, device):
@@ -122,9 +126,12 @@ class HostSyncEveryStep(Rule):
                 self._report_any(node, f"`{qn}()` of a list holding a device tensor (it reads each "
                                  "element with `.item()`)", vals)
             return
-        if qn == MESH_REDUCE and len(node.args) >= 2:
-            # PyTorch/XLA's mesh_reduce copies the tensors to the host, then reduces them there
-            self._report(node, "`xm.mesh_reduce()` of a device tensor", an.value(node.args[1].value))
+        if qn in RENDEZVOUS:
+            # PyTorch/XLA's mesh_reduce and rendezvous run the pending graph (`torch_xla.sync()`),
+            # then exchange the payload through the device and read its size with `.item()`,
+            # whatever the data (a host float too); mesh_reduce copies tensors to the host first
+            self._defer(node, f"`xm.{qn.rsplit('.', 1)[1]}()` (it runs the pending graph and waits "
+                        "for every replica)", lambda: True)
             return
         if qn in ("numpy.array", "numpy.asarray") and node.args:
             self._report(node, f"`{qn.replace('numpy', 'np')}()` of a device tensor", an.value(node.args[0].value))
@@ -187,6 +194,36 @@ class HostSyncEveryStep(Rule):
         parts = [e.value for e in right.elements] if type(right) is cst.Tuple else [right]
         self._report_any(node, "formatting a tensor into a string", [an.value(p) for p in parts])
 
+    def _host_reader_call(self, node: cst.Call) -> None:
+        """`to_cpu(loss)`: a project function that only returns a host copy of its argument
+        (see analysis.host_readers) copies here, where the device value is passed."""
+        an = self.an
+        site = an.call_sites.get(id(node))
+        if site is None or site.index < 0:
+            return
+        fid = an.function.fid
+        positional = [an.value(a.value) for a in node.args if a.keyword is None and not a.star]
+        named = {a.keyword.value: an.value(a.value) for a in node.args if a.keyword is not None}
+        reads: list = []
+
+        def is_sync():
+            for kind, target, shift in an.facts.ask(("call", fid, site.index)):
+                info = an.facts.ask(("callee", target)) if kind == "fn" and target else None
+                read = info.get("host_read") if info else None
+                if not read or read[0] not in info["params"]:
+                    continue
+                pos = info["params"].index(read[0]) - shift
+                arg = named.get(read[0]) or (positional[pos] if 0 <= pos < len(positional) else None)
+                if arg is None or an.is_host(arg) or run_output(an, arg):
+                    continue
+                # (`.item()`: only a tensor has it, so a value not known as something else is one)
+                if an.is_device_tensor(arg) or (read[1] == "`.item()`" and an.kind(arg) not in _NOT_TENSOR):
+                    reads[:] = [info["name"], read[1]]
+                    return True
+            return False
+
+        self._defer(node, lambda: f"`{reads[0]}()` of a device tensor (it copies it with {reads[1]})", is_sync)
+
     def _report(self, node: cst.CSTNode, what: str, val, strict: bool = True) -> None:
         """``strict``: the value must be known to be a device tensor (else: not known to be on
         the host, as for `.item()`, which only tensors and NumPy scalars have)."""
@@ -203,9 +240,13 @@ class HostSyncEveryStep(Rule):
         an = self.an
         self._defer(node, what, lambda: any(an.is_device_tensor(v) for v in vals))
 
-    def _defer(self, node: cst.CSTNode, what: str, is_sync) -> None:
+    def _defer(self, node: cst.CSTNode, what, is_sync) -> None:
+        """``what``: the read's description, or a function giving it once ``is_sync`` said yes."""
         an = self.an
         here = an.here()
+        fn = here.function
+        if fn.kind == "function" and host_read(fn.node, fn.params) is not None:
+            return  # a helper that only returns the copy: reported where it is called
         loops = list(here.loop.chain()) if here.loop is not None else []
 
         def when():
@@ -224,9 +265,11 @@ class HostSyncEveryStep(Rule):
                     why = "in a loop that updates a tensor it carries to the next pass"
                     if an.loop_output(here, node):
                         return None  # (each pass's product copied out, as in a step loop)
-            return why
+            if why is None:
+                return None
+            return MESSAGE.format(what=what if isinstance(what, str) else what(), why=why)
 
-        self.report(node, MESSAGE.format(what=what, why="{why}"), when=when)
+        self.report(node, "{why}", when=when)
 
 
 def _holds_steps(fn, loop) -> bool:
