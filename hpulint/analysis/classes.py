@@ -92,6 +92,8 @@ class ClassQueries:
             if b.startswith("vllm.") and (leaf.endswith(("WorkerBase", "ModelRunnerBase", "ModelRunnerMixin"))
                                           or leaf in ("Worker", "GPUModelRunner")):
                 return "engine"  # a vLLM worker or model runner (a platform plugin's)
+            if b.startswith("text_generation_server.models") and leaf == "Model":
+                return "engine"  # a text-generation-inference model (its server's Prefill/Decode)
             if leaf == "LightningModule" and b.startswith(("lightning.", "pytorch_lightning.")):
                 return "lightning"
             if leaf.endswith("Trainer") and b.startswith(("transformers.", "trl.", "optimum.")):
@@ -172,10 +174,17 @@ class ClassQueries:
                         if not self.is_property(fid):
                             index.setdefault(n, []).append(fid)
             self._model_methods = index
-        if name.startswith("__") or name in MODULE_METHODS or is_housekeeping_name(name):
-            return ()  # (`model.train()` is nn.Module's, whatever a project class overrides)
+        if name.startswith("__") or name in MODULE_METHODS or (
+                is_housekeeping_name(name) and not name.startswith("get_")):
+            # (`model.train()` is nn.Module's, whatever a project class overrides; a getter,
+            # `get_inputs_embeds()`, may compute: it is the project's method, run as a function)
+            return ()
         fids = index.get(name, ())
-        return tuple(fids) if len(fids) <= 3 else ()
+        return tuple(fids) if len(fids) <= 12 else ()
+
+    def model_attr(self, name: str) -> bool:
+        """Does a project model class assign ``self.<name>`` (a submodule or a value)?"""
+        return any(name in c["attrs"] for cid, (_, c) in self.classes.items() if self.is_model_class(cid))
 
     def method(self, cid: str, name: str) -> Optional[str]:
         for c in self.mro(cid):

@@ -201,7 +201,10 @@ class Project(ClassQueries, Symbols):
             # classes callers pass: `self.module.run_train()`)
             few = self._few_model_methods(callee)
             if few:
-                return [("model", fid, 1) for fid in few]
+                # (a getter is a function of the model, not a run of it: `get_inputs_embeds()`
+                # calls a model only if its body does)
+                how = "fn" if is_housekeeping_name(callee.name) else "model"
+                return [(how, fid, 1) for fid in few]
         if got is None and callee.tag == "attr" and callee.base.tag == "self":
             # a method only the subclasses define (`self.possible_correction_step(...)`)
             fns = self._overrides(callee.base.cls, callee.name, "")
@@ -392,13 +395,16 @@ class Project(ClassQueries, Symbols):
                 return [w for part in ret.parts for w in self._made_by(part, depth + 1)]
         return [v]
 
-    def _few_model_methods(self, callee: Val) -> tuple:
+    def _few_model_methods(self, callee: Val, resolve=None) -> tuple:
         """`model.run_train(...)` on a model of unknown class: the few project model classes'
         methods of that name (see ``model_methods``); not `self.gate(x)`, a submodule called, nor
         a method of `self` (its class and subclasses are known)."""
-        if callee.tag != "attr" or callee.base.tag == "self" or self.resolve(callee).kind == MODEL:
+        if callee.tag != "attr" or callee.base.tag == "self":
             return ()
-        return self.model_methods(callee.name)
+        fids = self.model_methods(callee.name)
+        if fids and (resolve or self.resolve)(callee).kind == MODEL and self.model_attr(callee.name):
+            return ()  # (`model.encoder(x)`: a submodule some project model holds, not its method)
+        return fids
 
     def functions_passed(self, args: tuple, kwargs: dict) -> list:
         """The project functions among a call's arguments (`optimizer.step(closure)`)."""
@@ -426,6 +432,12 @@ class Project(ClassQueries, Symbols):
         for fid in self.functions:
             for _, callee, args, kwargs, *_ in self.calls(fid):
                 c = self.classify(callee, self.shallow)
+                if (c is None or c[1] is None) and callee.tag == "attr" and callee.base.tag != "self" \
+                        and self.shallow(callee.base).kind == MODEL:
+                    # `self.model.get_position_ids(ids.cpu(), grid)` on a model of unknown class:
+                    # the project model classes that define the method get the arguments
+                    for fid in self._few_model_methods(callee, self.shallow):
+                        self.callers.setdefault(fid, []).append((args, kwargs, 1))
                 if c is not None and c[0] == "model" and c[1] is None:
                     # `for layer in self.layers: layer(input_ids=ids, hidden=h)`: an item of a
                     # module container is called, so each block class it holds gets the arguments

@@ -57,6 +57,9 @@ def hook_reason(kind: Optional[str], name: str) -> Optional[str]:
         return f"{name}() of a diffusion scheduler, called every denoising step"
     if kind == "engine" and name in ("execute_model", "sample_tokens", "take_draft_token_ids"):
         return f"{name}() of a vLLM worker or model runner, {_ENGINE_STEP}"
+    if kind == "engine" and name == "generate_token":
+        # text-generation-inference's server calls it for every Prefill and Decode request
+        return f"{name}() of a text-generation-inference model, {_ENGINE_STEP}"
     if kind == "decoding" and name == "__call__":
         return "__call__() of a generation stopping criterion or logits processor, called by generate() at every decoding step"
     if kind == "trainer" and name in _TRAINER_STEP:

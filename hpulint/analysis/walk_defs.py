@@ -166,7 +166,8 @@ class Definitions:
             kind = _ANNOTATED.get(head, "")
             if kind in ("seq", "other") and parts:
                 inner = parts[-1] if head in ("dict", "Dict", "Mapping") else parts[0]
-                if self._is_tensor_annotation(inner):
+                if self._is_tensor_annotation(inner) or self._annotated_kind(inner) == "seq-tensor":
+                    # (`List[Tuple[Tensor, Tensor]]`: a layer's key and value caches, each item tensors)
                     return "seq-tensor"
             return kind
         return _ANNOTATED.get(_annotated_name(ann), "")
