@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import sys
 import time
 from collections import defaultdict
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from hpulint.cli import discover  # noqa: E402
 from hpulint.config import Config  # noqa: E402
-from hpulint.index import index_for  # noqa: E402
+from hpulint.index import index_for, is_project  # noqa: E402
 from hpulint.runner import run  # noqa: E402
 
 FAMILIES = {
@@ -73,8 +74,11 @@ def lint_repo(root: Path, files: list, jobs: int) -> tuple:
     # as missed hazards and clean look-alikes
     paths = [str(root / f) for f in files if (root / f).is_file() and not cfg.is_test(root / f)]
     start = time.perf_counter()
-    # the checkout is a clone's work tree (extracted without its `.git`, a project marker)
-    infos = index_for(paths, root, discover, cfg, project=True)
+    # the checkout is a clone's work tree (extracted without its `.git`, a project marker); a
+    # project inside it (a monorepo's `backends/gaudi/server/pyproject.toml`) is the root a user
+    # linting those files gets
+    project = sub_project(root, paths)
+    infos = index_for(paths, project, discover, cfg, project=True)
     results, _ = run(infos, paths, cfg, jobs=jobs)
     found = defaultdict(list)
     errors = []
@@ -84,6 +88,19 @@ def lint_repo(root: Path, files: list, jobs: int) -> tuple:
             found[(rel, f.code)].append((f.line, f.end_line))
         errors += [str(e) for e in res.errors]
     return found, errors, time.perf_counter() - start, len(infos)
+
+
+def sub_project(checkout: Path, paths: list) -> Path:
+    """The innermost folder with a project marker holding every linted file, inside the checkout
+    (the checkout itself if none)."""
+    if not paths:
+        return checkout
+    here = Path(os.path.commonpath([str(Path(p).parent) for p in paths]))
+    while here != checkout and checkout in here.parents:
+        if is_project(here):
+            return here
+        here = here.parent
+    return checkout
 
 
 def covered(spans: list, line: int) -> bool:
