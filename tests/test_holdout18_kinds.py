@@ -171,3 +171,36 @@ def test_a_tgi_models_generate_token_runs_every_step_and_reaches_its_model_metho
     got = lint(tmp_path, TGI, capsys, monkeypatch)
     assert [g for g in got if "HPU006" in g or "HPU001" in g] == [
         "text_generation_server/models/custom/vlm.py:14:17:HPU006"]
+
+
+# an inference job's per-batch function returns its features as arrays (printing their shape on
+# the way): the copies are the job's product, handed back whole to a loop that writes them out
+FEATURES = """
+import numpy as np
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def embed_batch(model, batch):
+    with torch.no_grad():
+        out = model(batch.to(xm.xla_device()))
+        feats = out.hidden.cpu().numpy()
+        labels = out.logits.argmax(-1).cpu().numpy()
+    xm.mark_step()
+    print(f"features {feats.shape}, {USE}")
+    return feats, labels
+
+
+def run(model, loader, path):
+    for i, batch in enumerate(loader):
+        feats, labels = embed_batch(model, batch)
+        np.savez(f"{path}/{i}.npz", feats=feats, labels=labels)
+"""
+
+
+def test_arrays_a_per_batch_inference_function_returns_are_its_product():
+    assert found(FEATURES.replace("{USE}", "{feats.dtype}"), ("HPU005",)) == []
+
+
+def test_a_value_of_the_copy_in_the_message_is_a_read():
+    assert found(FEATURES.replace("{USE}", "{feats.mean()}"), ("HPU005",)) == [("HPU005", 10)]

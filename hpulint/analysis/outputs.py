@@ -14,8 +14,10 @@ output. Such a copy is recognised by where its value goes, read from the code th
 - into an image (`Image.fromarray(a)`): the product itself, whatever is done with it next;
 - through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
   functions that take it and return no device value (`put_watermark(img)`);
-- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
-  loops reach (a returned `.item()` is a reading the caller uses, not an output).
+- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`, or a function that runs
+  the model on a batch and returns its features as arrays) that only inference loops reach (a
+  returned `.item()` is a reading the caller uses, not an output); a read of the copy's `.shape`,
+  `.dtype` or `.ndim` on the way (in a message) is not a use of its data.
 
 Anything else keeps the copy a per-step cost: a value that goes back to the device, into a
 condition, a print or a log, a running sum, or a collection the code could have kept on the device
@@ -48,6 +50,8 @@ _NUMPY_PREFIXES = ("numpy.", "np.")
 _NUMPY_LAYOUT = frozenset({"transpose", "moveaxis", "swapaxes", "squeeze", "expand_dims", "ascontiguousarray",
                            "asarray", "array", "clip", "round", "rint", "flip", "fliplr", "flipud", "rot90",
                            "concatenate", "stack", "hstack", "vstack", "reshape"})
+# what an array says about itself, not its data (`print(arr.shape)`)
+_METADATA = frozenset({"shape", "dtype", "ndim"})
 # methods that put a host value back on the device
 _TO_DEVICE = frozenset({"to", "cuda", "hpu", "xla"})
 
@@ -84,6 +88,8 @@ class _Flow:
             if type(parent) is cst.Attribute and parent.value is cur:
                 call = self.parents.get(id(parent))
                 if not (type(call) is cst.Call and call.func is parent):
+                    if parent.attr.value in _METADATA:
+                        return "meta"  # `cls_np.shape` in a message: nothing of the data
                     cur = parent  # `x.numpy().T`: still the host copy
                     continue
                 if parent.attr.value in _TO_DEVICE:
@@ -149,8 +155,11 @@ class _Flow:
         uses = [n for n in later if not self._is_store(n) and not self._rebound_before(n, stores)]
         if not uses:
             return None
-        kinds = {self.value_use(n, depth) for n in uses}
-        return "output" if kinds == {"output"} else None
+        kinds = {self.value_use(n, depth) for n in uses} - {"meta"}
+        if kinds == {"output"}:
+            return "output"
+        # (`print(arr.shape)`, then `return arr, labels`: a converter's product handed back whole)
+        return "return" if kinds == {"output", "return"} or kinds == {"return"} else None
 
     def _rebound_before(self, use: cst.Name, stores: list) -> bool:
         """A store of the same name earlier in a block that holds ``use`` (straight-line code
