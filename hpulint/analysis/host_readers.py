@@ -22,8 +22,8 @@ def host_read(node: cst.FunctionDef, params: list) -> Optional[list]:
     """[parameter, what] when ``node``'s body (after a docstring) is one `return` of a host copy of
     a parameter: `return x.detach().cpu()`, `return t.item()`, `return float(x)`,
     `return x.to("cpu").numpy()`; None otherwise."""
-    if type(node) is cst.Lambda:  # `to_np = lambda t: t.detach().cpu().numpy()`
-        return _read_of(node.body, set(params))
+    if type(node) is not cst.FunctionDef:
+        return None  # (a lambda is mostly handed to `map`/`apply_to_collection`: read where it is)
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     stmts = [s for s in body if not _is_docstring(s)]
     if len(stmts) != 1 or type(stmts[0]) is not cst.SimpleStatementLine or len(stmts[0].body) != 1:
