@@ -173,34 +173,72 @@ def test_a_tgi_models_generate_token_runs_every_step_and_reaches_its_model_metho
         "text_generation_server/models/custom/vlm.py:14:17:HPU006"]
 
 
-# an inference job's per-batch function returns its features as arrays (printing their shape on
-# the way): the copies are the job's product, handed back whole to a loop that writes them out
+# an inference job writes each batch's features as arrays, printing their shape on the way: the
+# copies are the job's product
 FEATURES = """
 import numpy as np
 import torch
 import torch_xla.core.xla_model as xm
 
 
-def embed_batch(model, batch):
-    with torch.no_grad():
-        out = model(batch.to(xm.xla_device()))
-        feats = out.hidden.cpu().numpy()
-        labels = out.logits.argmax(-1).cpu().numpy()
-    xm.mark_step()
-    print(f"features {feats.shape}, {USE}")
-    return feats, labels
-
-
 def run(model, loader, path):
     for i, batch in enumerate(loader):
-        feats, labels = embed_batch(model, batch)
-        np.savez(f"{path}/{i}.npz", feats=feats, labels=labels)
+        with torch.no_grad():
+            out = model(batch.to(xm.xla_device()))
+        feats = out.hidden.cpu().numpy()
+        xm.mark_step()
+        print(f"batch {i}: {USE}")
+        np.save(f"{path}/{i}.npy", feats)
 """
 
 
-def test_arrays_a_per_batch_inference_function_returns_are_its_product():
-    assert found(FEATURES.replace("{USE}", "{feats.dtype}"), ("HPU005",)) == []
+def test_a_message_with_the_shape_of_an_inference_product_leaves_it_a_product():
+    assert found(FEATURES.replace("{USE}", "{feats.shape}"), ("HPU005",)) == []
 
 
 def test_a_value_of_the_copy_in_the_message_is_a_read():
-    assert found(FEATURES.replace("{USE}", "{feats.mean()}"), ("HPU005",)) == [("HPU005", 10)]
+    assert found(FEATURES.replace("{USE}", "{feats.mean()}"), ("HPU005",)) == [("HPU005", 11)]
+
+
+# a detector's decoder copies the boxes to the host under a device predicate before its per-image
+# NMS: on the lazy device the code after the `if` sees the copies (and so do the pieces it splits
+# them into and hands to the per-image helper)
+DECODE = """
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+class Decoder:
+    def __init__(self, use_hpu):
+        self.use_hpu = use_hpu
+
+    def decode_batch(self, boxes, scores):
+        if {TEST}:
+            boxes = boxes.float().cpu()
+            scores = scores.float().cpu()
+        return [self.decode_one(b.squeeze(0), s.squeeze(0)) for b, s in zip(boxes.split(1), scores.split(1))]
+
+    def decode_one(self, boxes, scores):
+        keep = scores > 0.5
+        return boxes[keep], scores[keep].max().item()
+
+
+def evaluate(model, loader):
+    decoder = Decoder(use_hpu=True)
+    found = []
+    for images in loader:
+        boxes, scores = model(images.to("hpu"))
+        found.append(decoder.decode_batch(boxes, scores))
+        htcore.mark_step()
+    return found
+"""
+
+
+def test_values_after_a_device_predicate_are_the_branch_the_lazy_device_takes():
+    # the copies themselves, once per batch; nothing in the per-image helper, which gets host pieces
+    assert found(DECODE.replace("{TEST}", "self.use_hpu"), ("HPU005", "HPU006")) == [("HPU005", 12), ("HPU005", 13)]
+
+
+def test_a_branch_the_lazy_device_does_not_take_leaves_the_device_values():
+    assert found(DECODE.replace("{TEST}", 'boxes.device.type == "cuda"'), ("HPU005", "HPU006")) == [
+        ("HPU006", 18), ("HPU005", 18), ("HPU006", 18)]

@@ -183,15 +183,20 @@ def _moved_to_host(v: Val) -> bool:
     if v.tag == "arith":
         moved = [p for p in v.parts if _moved_to_host(p)]
         return bool(moved) and all(p in moved or (p.tag == "k" and p.kind == SCALAR) for p in v.parts)
-    while v.tag == "elem":
-        v = v.base
-    while v.tag == "meth":
-        if v.name == "cpu" or (v.name == "to" and v.hint == "cpu"):
-            return True
-        if v.name not in ("float", "double", "half", "to", "contiguous", "detach", "clone", "numpy"):
-            return False
-        v = v.base
+    while v.tag in ("elem", "meth"):
+        if v.tag == "meth":
+            if v.name == "cpu" or (v.name == "to" and v.hint == "cpu"):
+                return True
+            if v.name not in _KEEPS_PLACE:
+                return False
+        v = v.base  # (`for b in boxes.cpu().split(1): decode(b.squeeze(0))`: pieces of the copy)
     return False
+
+
+# methods whose result stays where the tensor is: casts, copies, views and pieces
+_KEEPS_PLACE = frozenset({"float", "double", "half", "to", "contiguous", "detach", "clone", "numpy", "squeeze",
+                          "unsqueeze", "split", "chunk", "unbind", "view", "reshape", "flatten", "permute",
+                          "transpose", "narrow"})
 
 
 def _host_copies(p, vals: list, depth: int = 0) -> bool:

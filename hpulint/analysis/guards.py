@@ -316,6 +316,19 @@ def _union(a: str, b: str) -> str:
 NEVER = ("never", True)
 
 
+def lazy_branch(device: Optional[tuple]) -> Optional[bool]:
+    """Which branch of an `if` on a device predicate a lazy device takes: True the body (`if
+    self.use_hpu:`, `if not is_cuda:`), False the other (`if device.type == "cuda":`, a branch
+    that never runs); None when the test names no device. A test that names one lazy device is
+    read as that device's (a project that tests for hpu runs on hpu)."""
+    if device is None:
+        return None
+    names, positive = device
+    if any(d in ("hpu", "xla") for d in names.split("|")):
+        return positive
+    return not positive
+
+
 def runs_on(device: str, positive: bool, target: str) -> bool:
     """Whether a branch guarded by (device, positive) runs on ``target`` (``device`` may name
     several, "xla|hpu")."""

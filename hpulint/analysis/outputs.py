@@ -14,10 +14,11 @@ output. Such a copy is recognised by where its value goes, read from the code th
 - into an image (`Image.fromarray(a)`): the product itself, whatever is done with it next;
 - through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
   functions that take it and return no device value (`put_watermark(img)`);
-- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`, or a function that runs
-  the model on a batch and returns its features as arrays) that only inference loops reach (a
-  returned `.item()` is a reading the caller uses, not an output); a read of the copy's `.shape`,
-  `.dtype` or `.ndim` on the way (in a message) is not a use of its data.
+- returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
+  loops reach (a returned `.item()` is a reading the caller uses, not an output).
+
+A read of the copy's `.shape`, `.dtype` or `.ndim` on the way (in a message) is not a use of its
+data.
 
 Anything else keeps the copy a per-step cost: a value that goes back to the device, into a
 condition, a print or a log, a running sum, or a collection the code could have kept on the device
@@ -156,10 +157,7 @@ class _Flow:
         if not uses:
             return None
         kinds = {self.value_use(n, depth) for n in uses} - {"meta"}
-        if kinds == {"output"}:
-            return "output"
-        # (`print(arr.shape)`, then `return arr, labels`: a converter's product handed back whole)
-        return "return" if kinds == {"output", "return"} or kinds == {"return"} else None
+        return "output" if kinds == {"output"} else None
 
     def _rebound_before(self, use: cst.Name, stores: list) -> bool:
         """A store of the same name earlier in a block that holds ``use`` (straight-line code

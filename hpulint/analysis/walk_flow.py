@@ -198,9 +198,14 @@ class Flow:
     def _merge_if(self, frame: IfFrame) -> None:
         block = self.blocks[-1] if self.blocks else None
         defs_before = set(block.defs) if block is not None else set()
+        taken = guards.lazy_branch(frame.guard[1])
         for name in set(frame.body_end) | set(frame.else_end):
             before = frame.before.get(name, MISSING)
             parts = [frame.body_end.get(name, before), frame.else_end.get(name, before) if frame.has_else else before]
+            if taken is not None:
+                # `if self.use_hpu: boxes = boxes.cpu()`: on the lazy device the code after the
+                # `if` sees the branch the device takes, not a join with the other one
+                parts = [parts[0] if taken else parts[1]]
             parts = [p for p in parts if p is not MISSING]
             if parts:
                 self._bind(name, join(parts), merged=True)
