@@ -162,9 +162,10 @@ class ClassQueries:
         return self._by_stem.get(obj.replace("_", "").lower(), [])
 
     def model_methods(self, name: str) -> tuple:
-        """The methods ``name`` of the project's model classes when at most three define it (a
-        wrapper's `run_train()`): a model whose class is not known that has it is most likely of
-        one of those. Names every model has (`forward`, `generate`) have many, and give none."""
+        """The methods ``name`` of the project's model classes when at most three (twelve for a
+        getter) define it (a wrapper's `run_train()`): a model whose class is not known that has
+        it is most likely of one of those. Names every model has (`forward`, `generate`) have
+        many, and give none."""
         index = self.__dict__.get("_model_methods")
         if index is None:
             index = {}
@@ -180,7 +181,9 @@ class ClassQueries:
             # `get_inputs_embeds()`, may compute: it is the project's method, run as a function)
             return ()
         fids = index.get(name, ())
-        return tuple(fids) if len(fids) <= 12 else ()
+        # (a getter's name is specific to its interface, `get_inputs_embeds()` of each
+        # vision-language model a server can load; `generate()` or `encode()` is everyone's)
+        return tuple(fids) if len(fids) <= (12 if name.startswith("get_") else 3) else ()
 
     def model_attr(self, name: str) -> bool:
         """Does a project model class assign ``self.<name>`` (a submodule or a value)?"""

@@ -238,9 +238,12 @@ class Bindings:
             self._bind(name, val)
             if keeps_last:
                 self.blocks[-1].defs.discard(name)
-            # (a branch's constant keeps a name another branch derived from the counter: `if j <= 8:
-            # local_j = j ... else: local_j = 8` still varies from pass to pass)
-            branch = derived is None and self.blocks and self.blocks[-1].kind in ("if-body", "else")
+            # (a branch's constant, or a value of the counter, keeps a name another branch derived
+            # from the counter: `if j <= 8: local_j = j ... else: local_j = 8` still varies from
+            # pass to pass; `seek = seek_clip_start` from elsewhere does not)
+            branch = derived is None and value_node is not None and self.blocks \
+                and self.blocks[-1].kind in ("if-body", "else") \
+                and (type(value_node) is cst.Integer or self.counter_in(value_node) is not None)
             for lp in loop.chain() if loop is not None and not branch else ():
                 lp.counters.discard(name)
             if derived is not None:

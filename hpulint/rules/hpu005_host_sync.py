@@ -216,8 +216,12 @@ class HostSyncEveryStep(Rule):
                 arg = named.get(read[0]) or (positional[pos] if 0 <= pos < len(positional) else None)
                 if arg is None or an.is_host(arg) or run_output(an, arg):
                     continue
-                # (`.item()`: only a tensor has it, so a value not known as something else is one)
-                if an.is_device_tensor(arg) or (read[1] == "`.item()`" and an.kind(arg) not in _NOT_TENSOR):
+                # (`.item()`: only a tensor has it, so a value not known as something else is one;
+                # a value not known at all is what the project's callers pass the helper, joined:
+                # `to_numpy(drift)` of a helper other callers give device tensors)
+                kind = an.kind(arg)
+                if an.is_device_tensor(arg) or (read[1] == "`.item()`" and kind not in _NOT_TENSOR) or (
+                        kind == "unknown" and an.facts.ask(("param", target, read[0]))[0] in ("tensor", "mask")):
                     reads[:] = [info["name"], read[1]]
                     return True
             return False
