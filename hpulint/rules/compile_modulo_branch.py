@@ -31,6 +31,16 @@ def module_ints(module: Optional[cst.Module]) -> dict:
             if type(small) is not cst.Assign:
                 continue
             for t in small.targets:
+                if type(t.target) is cst.Tuple and type(small.value) is cst.Tuple \
+                        and len(t.target.elements) == len(small.value.elements):  # `BLOCK, DIM = 8, 32`
+                    for el, v in zip(t.target.elements, small.value.elements):
+                        if type(el.value) is cst.Name:
+                            name = el.value.value
+                            if name in seen:
+                                out.pop(name, None)
+                            elif type(v.value) is cst.Integer:
+                                out[name] = int(v.value.evaluated_value)
+                            seen.add(name)
                 if type(t.target) is cst.Name:
                     name = t.target.value
                     if name in seen:

@@ -18,6 +18,8 @@ from hpulint.analysis.syntax import code, keyword
 from hpulint.model import SAFE, UNSAFE, Fix
 from hpulint.rules.compile_feedback import grows_through_output
 from hpulint.rules.compile_dynamic_branch import compared, compiled_def, size_branches
+from hpulint.rules.compile_modulo_branch import module_ints
+from hpulint.rules.compile_size_modulo import modulo_branches, size_modulo_test, sized_index
 from hpulint.rules.compile_grown_cache import grown_cache
 from hpulint.rules.compile_layouts import input_layouts, layouts_message
 from hpulint.rules.compile_batch_of_one import batch_of_one
@@ -74,6 +76,9 @@ class StaticShapesRecompile(LoopCalls):
         self.classes: dict = {}  # class name -> ClassDef (compile_grown_cache)
         self.size_tests: list = []  # (function scope, compared(...)): `if ids.shape[-1] < n:` in a function
         self.windows: list = []  # (pooling call, function scope, window text): a window from a size (compile_shape_windows)
+        self.sizes: dict = {}  # id(function scope) -> {name: (tensor, dim)}: `n = x.shape[1]` (compile_size_modulo)
+        self.modulo_tests: list = []  # (function scope, test, tensor, dim, modulus, check): `if n % 8:` on a size
+        self.ints = None  # module-level names bound once to an int literal (compile_modulo_branch)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.every_call.append(node)
@@ -127,6 +132,13 @@ class StaticShapesRecompile(LoopCalls):
         test = compared(an, node)
         if test is not None and test[3] == "size":  # `if ids.shape[-1] < n:` (compile_dynamic_branch)
             self.size_tests.append((an.function, test))
+        fn = an.function
+        if fn.kind == "function":  # `if n % BLOCK:` on a size (compile_size_modulo)
+            if self.ints is None:
+                self.ints = module_ints(self.module)
+            hit = size_modulo_test(node.test, self.sizes.get(id(fn), {}), set(fn.params or ()), self.ints)
+            if hit is not None:
+                self.modulo_tests.append((fn, node.test) + hit)
 
     def visit_For(self, node: cst.For) -> None:
         self.every_for.append(node)
@@ -138,6 +150,10 @@ class StaticShapesRecompile(LoopCalls):
                 and compile_partial(self.an, node.value):
             self.partials[node.targets[0].target.value] = node.value
         fn = self.an.function
+        if fn.kind == "function" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+            sized = sized_index(node.value)
+            if sized is not None:
+                self.sizes.setdefault(id(fn), {})[node.targets[0].target.value] = sized
         if fn.kind == "function" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
             t = node.targets[0].target
             if type(t.value) in (cst.Name, cst.Attribute) and len(t.slice) == 1 and type(t.slice[0].slice) is cst.Index:
@@ -162,7 +178,7 @@ class StaticShapesRecompile(LoopCalls):
                     self.static.append((arg, partial, node.name.value, call))
 
     def finish(self) -> None:
-        for node, when in size_branches(self):
+        for node, when in size_branches(self) + modulo_branches(self):
             self.report(node, "{why}", when=when)
         self._tensor_loops()
         for call, msg in batch_of_one(self):  # a batch of one among other sizes (compile_batch_of_one)
