@@ -42,12 +42,13 @@ from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, i
 from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
+from hpulint.rules.compile_int_strings import FIX as FIX_INT_STRING, WHY as INT_STRING_WHY, changing_int, formatted_names
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
 from hpulint.rules.compile_unsupported import (ATTRDICT_WHY, FIX_ATTRDICT, FIX_FORK, FIX_LOCK, FORK_WHY, Built,
                                                fork_rng_with, lock_with, module_call, unsupported_call)
 from hpulint.rules.compile_untraced import (DISABLED_WHY, FIX_DISABLED, disabled_callee,
                                             is_context_generator, requires_grad_store, untraced)
-from hpulint.rules.compiled_region import (captures_scalars, compiled_why, is_compile_call, is_tensor,
+from hpulint.rules.compiled_region import (LoopCalls, captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
 
 MESSAGE = (
@@ -93,7 +94,7 @@ NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 
 
-class HostReadBreaksGraph(Rule):
+class HostReadBreaksGraph(LoopCalls):
     code = "HPU012"
     name = "host-read-breaks-graph"
     summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
@@ -134,7 +135,11 @@ class HostReadBreaksGraph(Rule):
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
 
     def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
         self.module = node
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._int_string(node)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self.in_except += 1
@@ -216,9 +221,12 @@ class HostReadBreaksGraph(Rule):
             self.forked -= 1
 
     def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
         an = self.an
         fn = an.function
         self.built.call(an, node)
+        if code(node.func) == "str" or type(node.func) is cst.Attribute and node.func.attr.value == "format":
+            self._int_string(node)
         self.generators.call(an, node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
             self.passed |= {a.keyword.value for a in node.args if a.keyword is not None
@@ -267,6 +275,7 @@ class HostReadBreaksGraph(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`t.requires_grad = ...` in a compiled region (compile_untraced)."""
+        super().visit_Assign(node)
         an = self.an
         self.built.assign(an, node)
         self.iters.assign(an, node)
@@ -392,6 +401,21 @@ class HostReadBreaksGraph(Rule):
             return f"`{call}`" if verb == "printing" else call, UNTRACED
 
         self._report(node, None, FIX_PRINT, lambda: True, subject=subject)
+
+    def _int_string(self, node: cst.CSTNode) -> None:
+        """A string built from an int argument the calls change (compile_int_strings)."""
+        an = self.an
+        fn = an.function
+        if fn.kind != "function" or not_traced(an):
+            return
+        for name in formatted_names(node):
+            if name not in (fn.params or ()):
+                continue
+            said = f"`{code(node)}`, a string built from the int `{name}`,"
+            how = lambda fn=fn, name=name: changing_int(self, fn, name, self.compiled_names)  # noqa: E731
+            self._report(node, said, FIX_INT_STRING, lambda how=how: how() is not None,
+                         subject=lambda said=said, how=how: (said, INT_STRING_WHY.format(arg=name, how=how())))
+            return
 
     def _report(self, node: cst.CSTNode, what, fix: str, check, subject=None) -> None:
         an = self.an
