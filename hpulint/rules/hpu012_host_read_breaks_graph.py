@@ -107,7 +107,7 @@ class HostReadBreaksGraph(LoopCalls):
                "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
-               "ContextVar.get/set or Tensor.resize_ inside a "
+               "ContextVar.get/set, Tensor.resize_ or a string built from an int argument the calls change inside a "
                "torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",

@@ -57,7 +57,8 @@ class StaticShapesRecompile(LoopCalls):
                "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
                "branch on the size of an input the loop grows by concatenation; a Python loop over an input whose first "
                "dimension follows a loop counter or a random draw; a batch of one among batches of other sizes; a pooling "
-               "window computed from the input's size over 3 or more input sizes")
+               "window computed from the input's size over 3 or more input sizes; a branch on a size modulo a constant fed "
+               "sizes on both sides of it")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
 
