@@ -82,7 +82,7 @@ def size_modulo_test(test: cst.BaseExpression, sizes: dict, params: set, ints: d
 
 
 def modulo_branches(rule) -> list:
-    """(if test, when) for HPU015: a branch on a size modulo a constant (``rule.modulo_tests``: (function
+    """(call, when) for HPU015: a branch on a size modulo a constant (``rule.modulo_tests``: (function
     scope, if test, tensor, dimension, modulus, check)) in the compiled region, whose sizes the loop calling
     the compiled callable takes from a literal list on both sides of the test."""
     an, out, seen = rule.an, [], set()
@@ -115,7 +115,7 @@ def modulo_branches(rule) -> list:
                             return None
                         return MODULO.format(arg=arg, dim=dim, how=how, name=callee,
                                              test=code(test), fn=fn.name, k=mod, n=n)
-                    out.append((test, when))
+                    out.append((call, when))  # at the call, as HPU015's other sizes (both recompiles name it)
     return out
 
 
