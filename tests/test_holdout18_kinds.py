@@ -103,6 +103,12 @@ def test_mesh_reduce_of_a_python_float_every_batch_is_a_host_sync():
     assert found(src, ("HPU005",)) == [("HPU005", 12), ("HPU005", 13)]
 
 
+def test_mesh_reduce_in_the_first_steps_of_each_period_is_not():
+    # `(step * cores) % every < cores`: once a period, counted per core
+    src = MESH.replace("{LINE}", 'if (step * 8) % 400 < 8:\n                reduced = xm.mesh_reduce("val", mean, np.mean)')
+    assert found(src, ("HPU005",)) == [("HPU005", 12)]
+
+
 def test_mesh_reduce_under_a_logging_interval_is_not():
     src = MESH.replace("{LINE}", 'if step % 50 == 0:\n                reduced = xm.mesh_reduce("val", mean, np.mean)')
     assert found(src, ("HPU005",)) == [("HPU005", 12)]
@@ -240,7 +246,7 @@ def test_values_after_a_device_predicate_are_the_branch_the_lazy_device_takes():
 
 
 def test_a_branch_the_lazy_device_does_not_take_leaves_the_device_values():
-    assert found(DECODE.replace("{TEST}", 'boxes.device.type == "cuda"'), ("HPU005", "HPU006")) == [
+    assert found(DECODE.replace("{TEST}", "not self.use_hpu"), ("HPU005", "HPU006")) == [
         ("HPU006", 18), ("HPU005", 18), ("HPU006", 18)]
 
 
@@ -279,3 +285,9 @@ def evaluate(model, batches, drift_of):
 def test_a_value_of_no_known_kind_handed_to_a_host_copy_helper_of_device_tensors():
     # the drift in the right-hand side the solver calls many times, and the start point
     assert found(ODE, ("HPU005",)) == [("HPU005", 18), ("HPU005", 20)]
+
+
+def test_a_flag_named_for_another_device_leaves_the_values_joined():
+    # `cuda = device.type != "cpu"` holds on a Gaudi too: what the branch moves may be on the device
+    src = DECODE.replace("{TEST}", "self.cuda").replace("self.use_hpu = use_hpu", "self.cuda = use_hpu")
+    assert found(src, ("HPU006",)) == [("HPU006", 18), ("HPU006", 18)]

@@ -85,6 +85,10 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         if type(op) is cst.In:
             # `it in metric_lg.log_iters`, `step in save_steps`: the steps a logger picked
             return bool(_LOG_STEPS.search(last_name(sides[1]) or ""))
+        if type(op) in (cst.LessThan,) and _has_modulo(sides[0]) and not _has_modulo(sides[1]):
+            # `(step * n_cores) % log_step < n_cores`: the first few steps of each period, a
+            # window as wide as the step's stride (once a period, counted per core)
+            return True
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
             if _reads_clock(sides[0]):
                 return True  # `time.time() - last_save >= every`: once in a while, by the clock
@@ -318,15 +322,19 @@ NEVER = ("never", True)
 
 def lazy_branch(device: Optional[tuple]) -> Optional[bool]:
     """Which branch of an `if` on a device predicate a lazy device takes: True the body (`if
-    self.use_hpu:`, `if not is_cuda:`), False the other (`if device.type == "cuda":`, a branch
-    that never runs); None when the test names no device. A test that names one lazy device is
-    read as that device's (a project that tests for hpu runs on hpu)."""
+    self.use_hpu:`), False the other (`if not is_xla():`, a branch that never runs); None when the
+    test names no lazy device. A test that names one lazy device is read as that device's (a
+    project that tests for hpu runs on hpu)."""
     if device is None:
         return None
     names, positive = device
     if any(d in ("hpu", "xla") for d in names.split("|")):
         return positive
-    return not positive
+    if device == NEVER:
+        return False
+    # (a test for another device says less: `cuda = device.type != "cpu"` then `if cuda:` holds
+    # on a Gaudi too; the values stay joined)
+    return None
 
 
 def runs_on(device: str, positive: bool, target: str) -> bool:
