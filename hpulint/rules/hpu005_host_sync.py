@@ -24,6 +24,7 @@ MESSAGE = (
     "or accumulate on the device and read after the loop"
 )
 CONVERSIONS = frozenset({"float", "int", "bool"})
+_BULK = frozenset({"`.cpu()`", "`.numpy()`", "`.tolist()`", '`.to("cpu")`'})
 _NOT_TENSOR = ("scalar", "other", "seq", "none", "model", "optimizer", "loader", "sym", "inst")
 RENDEZVOUS = frozenset(f"torch_xla.core.xla_model.{n}" for n in ("mesh_reduce", "rendezvous", "xla_rendezvous"))
 _SCALER = re.compile(r"(?:^|_)scaler$", re.I)
@@ -223,10 +224,23 @@ class HostSyncEveryStep(Rule):
                 if an.is_device_tensor(arg) or (read[1] == "`.item()`" and kind not in _NOT_TENSOR) or (
                         kind == "unknown" and an.facts.ask(("param", target, read[0]))[0] in ("tensor", "mask")):
                     reads[:] = [info["name"], read[1]]
-                    return True
+                    return not (read[1] in _BULK and self._inference(here, fid))
             return False
 
+        here = an.here()
         self._defer(node, lambda: f"`{reads[0]}()` of a device tensor (it copies it with {reads[1]})", is_sync)
+
+    def _inference(self, here, fid: str) -> bool:
+        """The call is in code no training step runs (the innermost step loop around it neither
+        runs backward() nor steps an optimizer; or no step loop, and no training step reaches the
+        function): a converter's whole array there is the loop's product, as in the helper
+        itself (see analysis.outputs)."""
+        an = self.an
+        step = next((lp for lp in here.loop.chain() if lp.is_step_loop), None) if here.loop is not None else None
+        if step is not None:
+            training = an.loop_training(step)
+            return not (training["backward"] or training["opt_step"])
+        return not an.facts.ask(("trains", fid))
 
     def _report(self, node: cst.CSTNode, what: str, val, strict: bool = True) -> None:
         """``strict``: the value must be known to be a device tensor (else: not known to be on
