@@ -41,6 +41,7 @@ from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
+from hpulint.rules.compile_tensor_internals import internals_call, internals_read
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_int_strings import FIX as FIX_INT_STRING, WHY as INT_STRING_WHY, changing_int, formatted_names
 from hpulint.rules.compile_iterators import FIX_NEXT, FIX_SORT, SORT_WHY, Iterators
@@ -133,6 +134,7 @@ class HostReadBreaksGraph(LoopCalls):
         self.bounded: set = set()  # ids of statements with a slice-bound finding
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
+        self.internals: set = set()  # ids of functions (statements) with a storage or autograd read (data_ptr)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -167,6 +169,10 @@ class HostReadBreaksGraph(LoopCalls):
         if node.attr.value in ("GRU", "LSTM", "RNN"):
             self.built.mention(an, node)
         fn = an.function
+        hit = internals_read(an, node, maybe_tensor) if fn.kind == "function" else None
+        if hit is not None and not not_traced(an) and id(fn) not in self.internals:
+            self.internals.add(id(fn))  # the first storage or autograd read of the function (compile_tensor_internals)
+            self._report(node, hit[0], hit[2], hit[3], subject=lambda: hit[:2])
         if not self.built.attrdicts or fn.kind != "function" or id(node) in an._called_attrs or not_traced(an):
             return
         earlier = self.attr_reads.setdefault(id(fn), [])
@@ -329,7 +335,7 @@ class HostReadBreaksGraph(LoopCalls):
         hit = untraced(an, node, self.in_except > 0, self.passed, self.generators) or unsupported_call(an, self.built, node) \
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
             or library_call(an, node) or host_call(an, node, self.scalars, is_tensor) or self.custom_ops.op_call(
-                an, self.module, node)
+                an, self.module, node) or internals_call(an, node, maybe_tensor, self.internals)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
