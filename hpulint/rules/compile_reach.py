@@ -29,6 +29,7 @@ import libcst as cst
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.syntax import child_nodes, code, target_names
 from hpulint.analysis.values import SEQ_TENSOR, TENSOR, UNKNOWN, r
+from hpulint.rules.compile_dunder_reads import callback_why, dunder_why
 from hpulint.rules.compile_reach_syntax import (BoundParams, class_called, def_in, has_param, loop_targets,
                                                  reads_attr, returned_functions, same_or_sub, walk_body)
 
@@ -129,7 +130,7 @@ class Reach:
         if fn.parent is not None and fn.parent.kind == "module" and fn.name in self.wrapped:
             name, _ = self.wrapped[fn.name]
             return f"compiled by `{name}(...)`, a `functools.partial` of `torch.compile`"
-        for finder in (self._method, self._property, self._hook, self._table, self._callee):
+        for finder in (self._method, self._property, self._hook, self._table, self._callee, self._dunder):
             out = finder(an, fn)
             if out is not None:
                 return out
@@ -187,6 +188,10 @@ class Reach:
             if why is not None:
                 return f"called from {g.name}(), {why}"
         return None
+
+    def _dunder(self, an, fn) -> Optional[str]:
+        """`__len__`/`__bool__` run by `len(x)`/`if x:`, a callback method (compile_dunder_reads)."""
+        return dunder_why(self, an, fn) or callback_why(self, an, fn)
 
     def _runs_compiled(self, an, recv, cls, funcs, loops) -> Optional[str]:
         """How the module ``recv`` (a hook's receiver) runs inside a compiled region, or None."""
