@@ -24,6 +24,7 @@ from hpulint.rules.compile_cycled import cycled, partial_argument, structure_fin
 from hpulint.rules.compile_cycled_callables import FIX_DTYPE, FIX_FUNCTION
 from hpulint.rules.compile_dim_args import dim_arguments
 from hpulint.rules.compile_env_reads import env_changes
+from hpulint.rules.compile_key_orders import key_order_changes
 from hpulint.rules.compile_mutable_defaults import mutable_defaults
 from hpulint.rules.compile_grad_presence import grad_presence
 from hpulint.rules.compile_feedback import _definition
@@ -236,9 +237,10 @@ class ChangingValueRecompile(LoopCalls):
         for site, message in global_state_changes(self.an, self.module, set(self.compiled), self.limit) + \
                 global_flag_changes(self.an, self.module, set(self.compiled), self.literals, self.limit):
             self.report(site, message)  # set_num_threads(n), determinism flags per pass (compile_global_state/flags)
-        for node, message in mutable_defaults(self.an, self.limit) + (env_changes(
+        for node, message in mutable_defaults(self.an, self.limit) + key_order_changes(
+                self.an, self.module, set(self.compiled), self._def, self.limit) + (env_changes(
                 self.an, self.module, set(self.compiled), self.limit) if "environ" in self.ctx.source else []):
-            self.report(node, message)  # a grown default, env settings per pass (compile_mutable_defaults/env_reads)
+            self.report(node, message)  # a grown default, key orders, env settings (compile_mutable_defaults/key_orders/env_reads)
         for stmt, message in stateful_modes(self.module, set(self.compiled)):
             self.report(stmt, message)  # a TorchFunctionMode counting into itself (compile_function_modes)
         looped = [(c, callee) for c, callee, loop, _ in self.calls if _passes(loop) >= MANY] \
