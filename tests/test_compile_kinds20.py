@@ -1,8 +1,11 @@
-"""Two of the kinds the nineteenth held-out set's rule changes left, statically (no torch): a string
-built from an int argument the calls change, in the compiled region (HPU012: a graph break once the
-int is dynamic), and a branch on a size taken modulo a constant, fed listed sizes on both sides of
-the test (HPU015). Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager`
-backend, TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
+"""The twentieth held-out set's kinds, statically (no torch): storage and autograd reads Dynamo does
+not trace (`data_ptr()`, `untyped_storage().nbytes()`, `.grad_fn`, a parameter's `_version`,
+`register_multi_grad_hook`), a `__len__`/`__bool__` that reads a tensor run by `len(x)`/`if x:`, and a
+callback method with a host read called from the compiled step (HPU012); a mutable default the
+compiled function grows, an environment variable set to three values around the calls, and dict
+batches with one key set in three orders (HPU017). Each snippet here, bad and look-alike, was measured
+on torch 2.13 (CPU, `eager` backend, TORCH_LOGS=graph_breaks,recompiles): the counts are in the
+comments."""
 from __future__ import annotations
 
 from textwrap import dedent
@@ -26,128 +29,437 @@ def quiet(src: str) -> list:
     return snippets.found(src)  # every code: nothing at all
 
 
-HEAD_BY_NAME = """\
+SAME_STORAGE = """\
 import torch
 import torch.nn as nn
 
 
-class Heads(nn.Module):
+class Attention(nn.Module):
     def __init__(self):
         super().__init__()
-        for i in range(3):
-            self.add_module(f"out_{i}", nn.Linear(8, 2))
+        self.q = nn.Linear(8, 8)
+        self.kv = nn.Linear(8, 16)
 
-    def forward(self, x, which):
-        return getattr(self, f"out_{which}")(x)
+    def forward(self, x, context):
+        if context.data_ptr() == x.data_ptr():
+            context = x
+        k, v = self.kv(context).chunk(2, dim=-1)
+        return (self.q(x) @ k.transpose(-2, -1)).softmax(-1) @ v
 
 
-model = torch.compile(Heads())
-for step in range(6):
-    model(torch.randn(4, 8), step % 3)
+model = torch.compile(Attention())
+for _ in range(3):
+    model(torch.randn(2, 5, 8), torch.randn(2, 7, 8))
 """
-# measured: 1 graph, a break at line 12 (BUILD_STRING of the dynamic int), 1 recompile (the int made dynamic)
+# measured: 1 graph, a break at line 12 (given the same tensor twice Dynamo does not break: aliased inputs)
 
-HEAD_BY_STR = HEAD_BY_NAME.replace('f"out_{which}"', '"out_" + str(which)')
-# measured: 4 graphs, a break at line 12, 3 recompiles (guard line 12)
-HEAD_BY_FORMAT = HEAD_BY_NAME.replace('f"out_{which}"', '"out_{}".format(which)')
-# measured: 2 graphs, a break at line 12, 1 recompile
-
-# the same model given the same head every call
-HEAD_FIXED = HEAD_BY_NAME.replace("step % 3)", "1)")
+SAME_OBJECT = SAME_STORAGE.replace("context.data_ptr() == x.data_ptr()", "context is x")
 # measured: 1 graph, no break
 
-TAG_FROM_LISTED_INTS = """\
-import torch
-
-
-@torch.compile(backend="eager")
-def f(x, k):
-    tag = f"layer{k}"
-    return x * len(tag)
-
-
-for k in [1, 2, 3, 4]:
-    f(torch.randn(4), k)
-"""
-# measured: 1 graph, a break at line 6, 1 recompile
-
-PAD_IF_NOT_MULTIPLE = """\
-import torch
-import torch.nn.functional as F
-
-
-@torch.compile(backend="eager")
-def pooled(x):
-    n = x.shape[0]
-    if n % 8:
-        x = F.pad(x, (0, 0, 0, 8 - n % 8))
-    return x.view(-1, 8, x.shape[1]).mean(1)
-
-
-for n in [16, 13, 24, 20, 32]:
-    pooled(torch.randn(n, 4))
-"""
-# measured: 3 graphs, 2 recompiles (guard line 8, `Mod(s0, 8) != 0`)
-
-PAD_IF_NOT_MULTIPLE_NE = PAD_IF_NOT_MULTIPLE.replace("if n % 8:", "if n % 8 != 0:")
-# measured: 3 graphs, 2 recompiles (guard line 8)
-
-# the sizes all multiples of 8: every call on one side of the test
-PAD_BUCKETED = PAD_IF_NOT_MULTIPLE.replace("[16, 13, 24, 20, 32]", "[16, 24, 40, 32]")
-# measured: 2 graphs, 1 recompile (the size made dynamic)
-
-PAD_IN_HELPER = """\
+STORAGE_BYTES = """\
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
-
-BLOCK, DIM = 8, 16
 
 
-def pad_to_block(frames):
-    n = frames.shape[1]
-    if n % BLOCK:
-        frames = F.pad(frames, (0, 0, 0, BLOCK - n % BLOCK))
-    return frames
-
-
-class Enc(nn.Module):
+class Meter(nn.Module):
     def __init__(self):
         super().__init__()
-        self.inp = nn.Linear(4, DIM)
+        self.fc = nn.Linear(16, 16)
 
-    def forward(self, feats):
-        x = pad_to_block(self.inp(feats))
-        return x.view(x.shape[0], -1, BLOCK, DIM).mean(2)
+    def forward(self, x):
+        h = self.fc(x).relu()
+        return h, h.untyped_storage().nbytes()
 
 
-enc = torch.compile(Enc())
-for frames in [32, 27, 40, 19]:
-    enc(torch.randn(2, frames, 4))
+model = torch.compile(Meter())
+for _ in range(3):
+    model(torch.randn(4, 16))
 """
-# measured: 3 graphs, 2 recompiles (guard line 10, in the helper)
+# measured: 1 graph, a break at line 12
 
-# always padded by (-n) % BLOCK: no branch
-PAD_ALWAYS = PAD_IN_HELPER.replace("""    if n % BLOCK:
-        frames = F.pad(frames, (0, 0, 0, BLOCK - n % BLOCK))
-    return frames""", """    return F.pad(frames, (0, 0, 0, (-n) % BLOCK))""")
-# measured: 2 graphs, 1 recompile
+ELEMENT_BYTES = STORAGE_BYTES.replace("h.untyped_storage().nbytes()", "h.numel() * h.element_size()")
+# measured: 1 graph, no break
 
-
-def test_string_of_a_changing_int_argument():
-    assert found(HEAD_BY_NAME) == [("HPU012", 12)]
-    assert "BUILD_STRING" in messages(HEAD_BY_NAME)[0]
-    assert found(HEAD_BY_STR) == [("HPU012", 12)]
-    assert found(HEAD_BY_FORMAT) == [("HPU012", 12)]
-    assert found(TAG_FROM_LISTED_INTS) == [("HPU012", 6)]
-    assert quiet(HEAD_FIXED) == []
+GRAD_FN_TEST = """\
+import torch
+import torch.nn as nn
 
 
-def test_branch_on_a_size_modulo_a_constant():
-    assert found(PAD_IF_NOT_MULTIPLE) == [("HPU015", 14)]  # at the call, as HPU015's other sizes
-    assert "the branch on `n % 8` in pooled()" in messages(PAD_IF_NOT_MULTIPLE)[0]
-    assert "(3 graphs, not 2)" in messages(PAD_IF_NOT_MULTIPLE)[0]
-    assert found(PAD_IF_NOT_MULTIPLE_NE) == [("HPU015", 14)]
-    assert found(PAD_IN_HELPER) == [("HPU015", 27)]
-    assert quiet(PAD_BUCKETED) == []
-    assert quiet(PAD_ALWAYS) == []
+def damp(t, factor):
+    if t.grad_fn is None:
+        return t
+    return t * factor + t.detach() * (1 - factor)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trunk = nn.Linear(8, 8)
+        self.a, self.b = nn.Linear(8, 2), nn.Linear(8, 1)
+
+    def forward(self, x):
+        h = self.trunk(x)
+        return self.a(h), self.b(damp(h, 0.1))
+
+
+model = torch.compile(TwoHeads())
+for _ in range(3):
+    a, b = model(torch.randn(4, 8))
+    (a.sum() + b.sum()).backward()
+"""
+# measured: 2 graphs, a break at line 6 (in the helper)
+
+REQUIRES_GRAD_TEST = GRAD_FN_TEST.replace("if t.grad_fn is None:", "if not t.requires_grad:")
+# measured: 1 graph, no break
+
+VERSION_CACHE = """\
+import torch
+import torch.nn as nn
+
+
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(8, 8))
+        self.seen = -1
+        self.register_buffer("norm", torch.ones(()))
+
+    def forward(self, x):
+        if self.weight._version != self.seen:
+            self.norm = self.weight.detach().norm()
+            self.seen = self.weight._version
+        return x @ (self.weight / self.norm)
+
+
+model = Normed()
+compiled = torch.compile(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    compiled(torch.randn(2, 8)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+"""
+# measured: 4 graphs, a break at line 13, 2 recompiles (guard line 13: the cached version)
+
+NORM_EVERY_CALL = """\
+import torch
+import torch.nn as nn
+
+
+class Normed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        return x @ (self.weight / self.weight.norm())
+
+
+model = Normed()
+compiled = torch.compile(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    compiled(torch.randn(2, 8)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+"""
+# measured: 1 graph
+
+MULTI_HOOK = """\
+import torch
+import torch.nn as nn
+from torch.autograd.graph import register_multi_grad_hook
+
+SEEN = []
+
+
+class Fuse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 8), nn.Linear(6, 8)
+
+    def forward(self, x, y):
+        ha, hb = self.a(x), self.b(y)
+        register_multi_grad_hook((ha, hb), lambda grads: SEEN.append(len(grads)))
+        return (ha + hb).sum()
+
+
+model = torch.compile(Fuse())
+for _ in range(3):
+    model(torch.randn(2, 4), torch.randn(2, 6)).backward()
+"""
+# measured: 2 graphs, a break at line 15
+
+HOOK_OUTSIDE = MULTI_HOOK.replace(
+    "        register_multi_grad_hook((ha, hb), lambda grads: SEEN.append(len(grads)))\n", "")
+# measured: 1 graph
+
+LEN_READS_COUNT = """\
+import torch
+
+
+class Ring:
+    def __init__(self, capacity):
+        self.data = torch.zeros(capacity, 4)
+        self.filled = torch.zeros((), dtype=torch.long)
+
+    def __len__(self):
+        return int(self.filled.clamp(max=self.data.shape[0]))
+
+    def push(self, rows):
+        self.data[: rows.shape[0]] = rows
+        self.filled += rows.shape[0]
+
+
+ring = Ring(64)
+
+
+@torch.compile
+def draw(n):
+    idx = torch.randint(0, len(ring), (n,))
+    return ring.data[idx].mean(0)
+
+
+for _ in range(3):
+    ring.push(torch.randn(8, 4))
+    draw(4)
+"""
+# measured: 2 graphs, a break at line 10 (in __len__), 1 recompile
+
+LEN_OF_CAPACITY = LEN_READS_COUNT.replace("return int(self.filled.clamp(max=self.data.shape[0]))",
+                                          "return self.data.shape[0]")
+# measured: 1 graph
+
+BOOL_READS_MASK = """\
+import torch
+
+
+class Padding:
+    def __init__(self, lengths, width):
+        self.pad = torch.arange(width)[None, :] >= lengths[:, None]
+
+    def __bool__(self):
+        return bool(self.pad.any())
+
+
+@torch.compile
+def pool(x, padding):
+    if padding:
+        x = x.masked_fill(padding.pad[..., None], 0.0)
+    return x.sum(1)
+
+
+for _ in range(3):
+    pool(torch.randn(2, 5, 3), Padding(torch.tensor([3, 5]), 5))
+"""
+# measured: a break at line 9 (in __bool__)
+
+BOOL_FROM_INIT = BOOL_READS_MASK.replace(
+    "        self.pad = torch.arange(width)[None, :] >= lengths[:, None]\n",
+    "        self.pad = torch.arange(width)[None, :] >= lengths[:, None]\n"
+    "        self.ragged = bool(lengths.min() < width)\n").replace("return bool(self.pad.any())",
+                                                               "return self.ragged")
+# measured: 1 graph
+
+CALLBACK_READS = """\
+import torch
+import torch.nn as nn
+
+
+class BestLoss:
+    def __init__(self):
+        self.best = float("inf")
+
+    def on_step_end(self, loss):
+        self.best = min(self.best, loss.item())
+
+
+class Runner:
+    def __init__(self, model, callbacks):
+        self.model, self.callbacks = model, callbacks
+        self.step = torch.compile(self.train_step)
+
+    def train_step(self, x):
+        loss = self.model(x).pow(2).mean()
+        for cb in self.callbacks:
+            cb.on_step_end(loss.detach())
+        return loss
+
+
+runner = Runner(nn.Linear(4, 1), [BestLoss()])
+for _ in range(3):
+    runner.step(torch.randn(8, 4)).backward()
+"""
+# measured: a break at line 10 (in the callback), 3 breaks over 3 calls
+
+CALLBACK_ON_DEVICE = CALLBACK_READS.replace('self.best = float("inf")', "self.total = torch.zeros(())").replace(
+    "self.best = min(self.best, loss.item())", "self.total = self.total + loss")
+# measured: 1 graph
+
+DEFAULT_WINDOW = """\
+import torch
+
+
+@torch.compile
+def running_mean(loss, _window=[]):
+    _window.append(loss.detach())
+    if len(_window) > 3:
+        _window.pop(0)
+    return torch.stack(_window).mean()
+
+
+for _ in range(6):
+    running_mean(torch.randn(()))
+"""
+# measured: 4 graphs, 3 recompiles (guard line 6)
+
+DEFAULT_READ_ONLY = """\
+import torch
+
+
+@torch.compile
+def pyramid(x, strides=[1, 2, 4]):
+    return torch.stack([x[..., ::s].mean(-1) for s in strides], -1)
+
+
+for _ in range(4):
+    pyramid(torch.randn(2, 16))
+"""
+# measured: 1 graph
+
+DEFAULT_NONE = DEFAULT_WINDOW.replace("_window=[]):\n", "_window=None):\n    _window = []\n")
+# measured: 1 graph
+
+ENV_SWEEP = """\
+import os
+
+import torch
+
+
+def activation(x):
+    if os.environ.get("ACT_IMPL", "relu") == "relu":
+        return x.relu()
+    return x.tanh()
+
+
+@torch.compile
+def block(x):
+    return activation(x) * 2
+
+
+for impl in ["relu", "tanh", "gelu"]:
+    os.environ["ACT_IMPL"] = impl
+    for _ in range(2):
+        block(torch.randn(4))
+"""
+# measured: 3 graphs, 2 recompiles (block(), line 12)
+
+ENV_AT_INIT = """\
+import os
+
+import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.impl = os.environ.get("ACT_IMPL", "relu")
+
+    def forward(self, x):
+        return x.relu() if self.impl == "relu" else x.tanh()
+
+
+model = torch.compile(Block())
+for impl in ["relu", "tanh", "gelu"]:
+    os.environ["ACT_IMPL"] = impl
+    for _ in range(2):
+        model(torch.randn(4))
+"""
+# measured: 1 graph
+
+KEY_ORDERS = """\
+import torch
+
+
+def from_logs(n):
+    return {"a": torch.randn(n), "b": torch.randn(n), "c": torch.randn(n)}
+
+
+def from_cache(n):
+    return {"b": torch.randn(n), "a": torch.randn(n), "c": torch.randn(n)}
+
+
+def from_stream(n):
+    return {"c": torch.randn(n), "b": torch.randn(n), "a": torch.randn(n)}
+
+
+@torch.compile
+def total(batch):
+    out = 0
+    for name, v in batch.items():
+        out = out + v.sum()
+    return out
+
+
+readers = [from_logs, from_cache, from_stream]
+for step in range(6):
+    total(readers[step % 3](4))
+"""
+# measured: 3 graphs, 2 recompiles (guard line 19)
+
+KEYS_READ_BY_NAME = KEY_ORDERS.replace("""    out = 0
+    for name, v in batch.items():
+        out = out + v.sum()
+    return out""", """    return batch["a"].sum() + batch["b"].sum() * 2 + batch["c"].mean()""")
+# measured: 1 graph
+
+
+
+def test_storage_and_autograd_reads():
+    assert found(SAME_STORAGE) == [("HPU012", 12)]
+    assert "no storage address" in messages(SAME_STORAGE)[0]
+    assert quiet(SAME_OBJECT) == []
+    assert found(STORAGE_BYTES) == [("HPU012", 12)]
+    assert quiet(ELEMENT_BYTES) == []
+    assert found(GRAD_FN_TEST) == [("HPU012", 6)]
+    assert "`.grad_fn`" in messages(GRAD_FN_TEST)[0]
+    assert quiet(REQUIRES_GRAD_TEST) == []
+    assert found(VERSION_CACHE) == [("HPU012", 13)]
+    assert quiet(NORM_EVERY_CALL) == []
+    assert found(MULTI_HOOK) == [("HPU012", 15)]
+    assert quiet(HOOK_OUTSIDE) == []
+
+
+def test_dunders_that_read_a_tensor():
+    assert found(LEN_READS_COUNT) == [("HPU012", 10)]
+    assert "run by `len(ring)` in draw()" in messages(LEN_READS_COUNT)[0]
+    assert quiet(LEN_OF_CAPACITY) == []
+    assert found(BOOL_READS_MASK) == [("HPU012", 9)]
+    assert "truth test of `padding`" in messages(BOOL_READS_MASK)[0]
+    assert quiet(BOOL_FROM_INIT) == []
+
+
+def test_callback_called_from_the_compiled_step():
+    assert found(CALLBACK_READS) == [("HPU012", 10)]
+    assert "the only method `on_step_end`" in messages(CALLBACK_READS)[0]
+    assert quiet(CALLBACK_ON_DEVICE) == []
+
+
+def test_mutable_default_grown():
+    assert found(DEFAULT_WINDOW) == [("HPU017", 6)]
+    assert "mutable default of running_mean()" in messages(DEFAULT_WINDOW)[0]
+    assert quiet(DEFAULT_READ_ONLY) == []
+    assert quiet(DEFAULT_NONE) == []
+
+
+def test_environment_variable_swept():
+    assert found(ENV_SWEEP) == [("HPU017", 20)]
+    assert "`ACT_IMPL` to 3 different values" in messages(ENV_SWEEP)[0]
+    assert quiet(ENV_AT_INIT) == []
+
+
+def test_dict_key_orders():
+    assert found(KEY_ORDERS) == [("HPU017", 26)]
+    assert "3 different orders" in messages(KEY_ORDERS)[0]
+    assert quiet(KEYS_READ_BY_NAME) == []

@@ -232,6 +232,8 @@ class Resolver:
                 return r(SEQ)
             if name == "type_as":
                 return R_UNKNOWN  # the other tensor's type, its device included (`ones(1).type_as(src)`)
+            if NON_TENSOR_METHODS.get(name) in (SCALAR, OTHER):
+                return r(NON_TENSOR_METHODS[name])  # `x.data_ptr()`, `x.numel()`: a number, not a host tensor
             return r(HOST)
         if k == LOSS:
             return base if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN  # (`criterion.to(device)`)
