@@ -276,7 +276,8 @@ WRAPPED = {
 
 
 def test_a_method_few_project_models_define_is_called_on_a_model_of_unknown_class(tmp_path, capsys, monkeypatch):
-    assert lint(tmp_path, WRAPPED, capsys, monkeypatch) == ["wrap/models.py:12:16:HPU005"]
+    # (at the call of `_process`, which only returns the host copy: see the HPU005 page)
+    assert lint(tmp_path, WRAPPED, capsys, monkeypatch) == ["wrap/models.py:9:16:HPU005"]
 
 
 def test_a_module_method_a_project_model_overrides_is_still_the_modules(tmp_path, capsys, monkeypatch):
@@ -385,4 +386,4 @@ def test_an_inference_loop_through_a_checkpointed_model_does_not_train():
 
 def test_the_same_copy_in_a_loop_that_trains_is_a_host_read():
     src = CHECKPOINTED.replace("{USE}", "np.save(out, to_numpy(emb))\n        emb.sum().backward()")
-    assert found(src, ("HPU005",)) == [("HPU005", 28)]
+    assert found(src, ("HPU005",)) == [("HPU005", 35)]  # the call of the converter
