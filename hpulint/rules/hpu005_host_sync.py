@@ -206,10 +206,11 @@ class HostSyncEveryStep(Rule):
         positional = [an.value(a.value) for a in node.args if a.keyword is None and not a.star]
         named = {a.keyword.value: an.value(a.value) for a in node.args if a.keyword is not None}
         reads: list = []
+        here = an.here()
 
         def is_sync():
-            for kind, target, shift in an.facts.ask(("call", fid, site.index)):
-                info = an.facts.ask(("callee", target)) if kind == "fn" and target else None
+            for how, target, shift in an.facts.ask(("call", fid, site.index)):
+                info = an.facts.ask(("callee", target)) if how == "fn" and target else None
                 read = info.get("host_read") if info else None
                 if not read or read[0] not in info["params"]:
                     continue
@@ -227,7 +228,6 @@ class HostSyncEveryStep(Rule):
                     return not (read[1] in _BULK and self._inference(here, fid))
             return False
 
-        here = an.here()
         self._defer(node, lambda: f"`{reads[0]}()` of a device tensor (it copies it with {reads[1]})", is_sync)
 
     def _inference(self, here, fid: str) -> bool:
