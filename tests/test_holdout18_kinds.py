@@ -301,3 +301,29 @@ def test_a_flag_named_for_another_device_leaves_the_values_joined():
     # `cuda = device.type != "cpu"` holds on a Gaudi too: what the branch moves may be on the device
     src = DECODE.replace("{TEST}", "self.cuda").replace("self.use_hpu = use_hpu", "self.cuda = use_hpu")
     assert found(src, ("HPU006",)) == [("HPU006", 18), ("HPU006", 18)]
+
+
+# a segmentation label read from a file and one-hot encoded on the host: `.type(torch.LongTensor)`
+# is a cast that keeps the tensor where it is (`.type()` alone names the type)
+ONE_HOT = """
+import numpy as np
+import torch
+import habana_frameworks.torch.core as htcore
+
+
+def one_hot(labels):
+    labels = labels.type(torch.LongTensor).view(-1, 1)
+    n = int(torch.max(labels)) + 1
+    return torch.zeros(labels.shape[0], n).scatter_(1, labels, 1)
+
+
+def track(model, frames, masks):
+    for frame, mask in zip(frames, masks):
+        seg = one_hot(torch.from_numpy(np.asarray(mask)).float())
+        model(frame.to("hpu"), seg.to("hpu"))
+        htcore.mark_step()
+"""
+
+
+def test_a_host_tensor_cast_with_type_stays_on_the_host():
+    assert found(ONE_HOT, ("HPU005", "HPU006")) == []

@@ -232,8 +232,10 @@ class Resolver:
                 return r(SEQ)
             if name == "type_as":
                 return R_UNKNOWN  # the other tensor's type, its device included (`ones(1).type_as(src)`)
-            if NON_TENSOR_METHODS.get(name) in (SCALAR, OTHER):
-                return r(NON_TENSOR_METHODS[name])  # `x.data_ptr()`, `x.numel()`: a number, not a host tensor
+            if NON_TENSOR_METHODS.get(name) in (SCALAR, OTHER) and not (name == "type" and hint):
+                # `x.data_ptr()`, `x.numel()`: a number, not a host tensor (`x.type(torch.LongTensor)`
+                # is a cast: a host tensor still)
+                return r(NON_TENSOR_METHODS[name])
             return r(HOST)
         if k == LOSS:
             return base if MODULE_METHODS.get(name) == MODEL else R_UNKNOWN  # (`criterion.to(device)`)
