@@ -463,3 +463,32 @@ def test_dict_key_orders():
     assert found(KEY_ORDERS) == [("HPU017", 26)]
     assert "3 different orders" in messages(KEY_ORDERS)[0]
     assert quiet(KEYS_READ_BY_NAME) == []
+
+
+def test_a_len_of_an_attribute_in_a_class_with_len_does_not_crash_the_rule():
+    # (`len(self._modules)` in a container module's methods: the attribute is read after the walk,
+    # where no method's bindings are at hand)
+    from hpulint.engine import lint_source
+
+    src = '''
+import torch
+
+
+class Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+
+    def __len__(self):
+        return len(self.blocks)
+
+    def forward(self, x):
+        for i in range(len(self.blocks)):
+            x = self.blocks[i](x)
+        return x
+
+
+model = torch.compile(Stack())
+'''
+    result = [(f.code, f.line) for f in lint_source(src, "stack.py")]
+    assert result == []

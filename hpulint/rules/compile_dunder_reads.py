@@ -92,8 +92,9 @@ def _class_of(reach, an, g, expr) -> Optional[str]:
     """The name of the file's class ``expr`` is an instance of, in ``g``: what the analysis says, a
     name assigned `C(...)` in ``g`` or at module level, or a parameter of ``g`` given `C(...)` (or a
     name assigned it) by a call of ``g`` (of the compiled module, for a `forward`)."""
-    got = an.resolve(an.value(expr))
-    if got.kind in (INST, MODEL) and got.ref:
+    # (after the walk no function is being walked: `self.x` has no method's bindings to read)
+    got = an.resolve(an.value(expr)) if an.function is not None or type(expr) is cst.Name else None
+    if got is not None and got.kind in (INST, MODEL) and got.ref:
         return got.ref.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
     if type(expr) is not cst.Name:
         return None
