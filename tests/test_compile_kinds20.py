@@ -492,3 +492,26 @@ model = torch.compile(Stack())
 '''
     result = [(f.code, f.line) for f in lint_source(src, "stack.py")]
     assert result == []
+
+
+def test_torchs_own_call_machinery_compiled_by_module_compile_is_no_region():
+    # (measured on 2.13: a Linear with a backward hook compiled through `Module.compile()`, which
+    # compiles `self._call_impl`, records no graph and no break: Dynamo does not trace torch's own
+    # module machinery as user code)
+    from hpulint.engine import lint_source
+
+    src = '''
+import torch
+
+
+class Module:
+    def compile(self, *args, **kwargs):
+        self._compiled_call_impl = torch.compile(self._call_impl, *args, **kwargs)
+
+    def _call_impl(self, *args):
+        result = self.forward(*args)
+        if result.grad_fn is not None:
+            self._hooks_seen = True
+        return result
+'''
+    assert [(f.code, f.line) for f in lint_source(src, "module.py")] == []

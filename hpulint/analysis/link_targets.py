@@ -8,6 +8,13 @@ from __future__ import annotations
 from hpulint.analysis.values import INST, MODEL, SYM
 
 
+
+# `nn.Module.compile()` compiles torch's own `self._call_impl`: Dynamo does not trace torch's module
+# machinery as user code (measured on 2.13: a Linear with a backward hook, compiled that way and
+# called twice, records no graph and no break), so what it calls is no compiled region of the
+# project (only met when linting torch itself)
+TORCH_CALL_MACHINERY = frozenset({"_call_impl", "_wrapped_call_impl"})
+
 class TargetsAndRegions:
     """Fills ``targets``, ``compiled``, ``compiled_in``, ``always_compiled``,
     ``compiled_unconditionally`` and ``eager`` of the
@@ -83,6 +90,8 @@ class TargetsAndRegions:
                 elif v.kind == MODEL:
                     fids = p.held_forwards(v)  # a compiled nn.Sequential runs its modules' forward
                 for fid in fids:
+                    if p.functions[fid][1]["name"] in TORCH_CALL_MACHINERY:
+                        continue  # (torch's own `Module.compile()`: see TORCH_CALL_MACHINERY)
                     if not optional:
                         self.always_compiled.add(fid)
                         self.compiled_unconditionally.add(fid)

@@ -26,6 +26,7 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis.link_targets import TORCH_CALL_MACHINERY
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.syntax import child_nodes, code, target_names
 from hpulint.analysis.values import SEQ_TENSOR, TENSOR, UNKNOWN, r
@@ -140,7 +141,7 @@ class Reach:
         """`self.m = torch.compile(self.m)` in the class (or `torch.compile(obj.m)`, `obj = C(...)`)."""
         for attr, cls, funcs in self.methods if fn.cls is not None else ():
             owner = attr.value
-            if attr.attr.value != fn.name:
+            if attr.attr.value != fn.name or fn.name in TORCH_CALL_MACHINERY:
                 continue
             if type(owner) is cst.Name and owner.value == "self" and cls is fn.cls.node \
                     or type(owner) is cst.Name and class_called(self, owner.value, funcs) == fn.cls.name:
