@@ -55,3 +55,27 @@ def found(src: str, select: tuple = ()) -> list:
 
     return [(f.code, f.line) for f in lint_source(textwrap.dedent(src), "run.py")
             if not select or f.code in select]
+
+
+# the compile rules, and the helpers the compile-kind tests share
+COMPILE = ("HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017")
+
+
+def compile_found(src: str) -> list:
+    """(code, line) of each compile-rule finding on ``src``."""
+    return found(src, COMPILE)
+
+
+def compile_messages(src: str) -> list:
+    """The message of each compile-rule finding on ``src``."""
+    from hpulint import Config, lint_source
+
+    return [f.message for f in lint_source(textwrap.dedent(src), "t.py", Config()) if f.code in COMPILE]
+
+
+def fixture_code(rel: str) -> str:
+    """A fixture's code without its header comments (`fixtures/HPU012/bad_....py`), so a test can
+    assert on it with the lines it has in the file minus the header."""
+    lines = (Path(__file__).resolve().parent.parent / "fixtures" / rel).read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    return "".join(lines[start:])

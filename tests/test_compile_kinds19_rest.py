@@ -5,21 +5,8 @@ the test (HPU015). Each snippet here, bad and look-alike, was measured on torch 
 backend, TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
 from __future__ import annotations
 
-from textwrap import dedent
-
 import snippets
-
-from hpulint import Config, lint_source
-
-COMPILE = ("HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017")
-
-
-def found(src: str) -> list:
-    return snippets.found(src, COMPILE)
-
-
-def messages(src: str) -> list:
-    return [f.message for f in lint_source(dedent(src), "t.py", Config()) if f.code in COMPILE]
+from snippets import compile_found as found, compile_messages as messages
 
 
 def quiet(src: str) -> list:

@@ -8,21 +8,8 @@ on torch 2.13 (CPU, `eager` backend, TORCH_LOGS=graph_breaks,recompiles): the co
 comments."""
 from __future__ import annotations
 
-from textwrap import dedent
-
 import snippets
-
-from hpulint import Config, lint_source
-
-COMPILE = ("HPU012", "HPU013", "HPU014", "HPU015", "HPU016", "HPU017")
-
-
-def found(src: str) -> list:
-    return snippets.found(src, COMPILE)
-
-
-def messages(src: str) -> list:
-    return [f.message for f in lint_source(dedent(src), "t.py", Config()) if f.code in COMPILE]
+from snippets import compile_found as found, compile_messages as messages, fixture_code
 
 
 def quiet(src: str) -> list:
@@ -80,33 +67,7 @@ for _ in range(3):
 ELEMENT_BYTES = STORAGE_BYTES.replace("h.untyped_storage().nbytes()", "h.numel() * h.element_size()")
 # measured: 1 graph, no break
 
-GRAD_FN_TEST = """\
-import torch
-import torch.nn as nn
-
-
-def damp(t, factor):
-    if t.grad_fn is None:
-        return t
-    return t * factor + t.detach() * (1 - factor)
-
-
-class TwoHeads(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.trunk = nn.Linear(8, 8)
-        self.a, self.b = nn.Linear(8, 2), nn.Linear(8, 1)
-
-    def forward(self, x):
-        h = self.trunk(x)
-        return self.a(h), self.b(damp(h, 0.1))
-
-
-model = torch.compile(TwoHeads())
-for _ in range(3):
-    a, b = model(torch.randn(4, 8))
-    (a.sum() + b.sum()).backward()
-"""
+GRAD_FN_TEST = fixture_code("HPU012/bad_grad_fn_tested_in_helper.py")  # (the fixture, measured on Dynamo in its header)
 # measured: 2 graphs, a break at line 6 (in the helper)
 
 REQUIRES_GRAD_TEST = GRAD_FN_TEST.replace("if t.grad_fn is None:", "if not t.requires_grad:")
@@ -194,36 +155,7 @@ HOOK_OUTSIDE = MULTI_HOOK.replace(
     "        register_multi_grad_hook((ha, hb), lambda grads: SEEN.append(len(grads)))\n", "")
 # measured: 1 graph
 
-LEN_READS_COUNT = """\
-import torch
-
-
-class Ring:
-    def __init__(self, capacity):
-        self.data = torch.zeros(capacity, 4)
-        self.filled = torch.zeros((), dtype=torch.long)
-
-    def __len__(self):
-        return int(self.filled.clamp(max=self.data.shape[0]))
-
-    def push(self, rows):
-        self.data[: rows.shape[0]] = rows
-        self.filled += rows.shape[0]
-
-
-ring = Ring(64)
-
-
-@torch.compile
-def draw(n):
-    idx = torch.randint(0, len(ring), (n,))
-    return ring.data[idx].mean(0)
-
-
-for _ in range(3):
-    ring.push(torch.randn(8, 4))
-    draw(4)
-"""
+LEN_READS_COUNT = fixture_code("HPU012/bad_len_dunder_reads_count.py")  # (the fixture, measured on Dynamo in its header)
 # measured: 2 graphs, a break at line 10 (in __len__), 1 recompile
 
 LEN_OF_CAPACITY = LEN_READS_COUNT.replace("return int(self.filled.clamp(max=self.data.shape[0]))",
@@ -468,8 +400,6 @@ def test_dict_key_orders():
 def test_a_len_of_an_attribute_in_a_class_with_len_does_not_crash_the_rule():
     # (`len(self._modules)` in a container module's methods: the attribute is read after the walk,
     # where no method's bindings are at hand)
-    from hpulint.engine import lint_source
-
     src = '''
 import torch
 
@@ -490,16 +420,13 @@ class Stack(torch.nn.Module):
 
 model = torch.compile(Stack())
 '''
-    result = [(f.code, f.line) for f in lint_source(src, "stack.py")]
-    assert result == []
+    assert quiet(src) == []
 
 
 def test_torchs_own_call_machinery_compiled_by_module_compile_is_no_region():
     # (measured on 2.13: a Linear with a backward hook compiled through `Module.compile()`, which
     # compiles `self._call_impl`, records no graph and no break: Dynamo does not trace torch's own
     # module machinery as user code)
-    from hpulint.engine import lint_source
-
     src = '''
 import torch
 
@@ -514,4 +441,4 @@ class Module:
             self._hooks_seen = True
         return result
 '''
-    assert [(f.code, f.line) for f in lint_source(src, "module.py")] == []
+    assert quiet(src) == []
