@@ -6,9 +6,9 @@ import torch.nn as nn
 
 try:
     import torch_xla.core.xla_model as xm
-    device = xm.xla_device()
+    device, BACKEND = xm.xla_device(), "openxla"
 except ImportError:
-    xm, device = None, torch.device("cpu")
+    xm, device, BACKEND = None, torch.device("cpu"), "eager"
 
 
 class BoxTensor(torch.Tensor):
@@ -20,7 +20,7 @@ head = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to(device)
 opt = torch.optim.SGD(head.parameters(), lr=0.01)
 
 
-@torch.compile(backend="openxla")
+@torch.compile(backend=BACKEND)
 def giou_loss(pred, target):
     pred = torch.cat([pred[:, :2], pred[:, :2] + pred[:, 2:].exp()], -1)
     lt, rb = torch.max(pred[:, :2], target[:, :2]), torch.min(pred[:, 2:], target[:, 2:])

@@ -9,9 +9,9 @@ import torch.nn as nn
 
 try:
     import torch_xla.core.xla_model as xm
-    device = xm.xla_device()
+    device, BACKEND = xm.xla_device(), "openxla"
 except ImportError:
-    xm, device = None, torch.device("cpu")
+    xm, device, BACKEND = None, torch.device("cpu"), "eager"
 
 random.seed(0)
 torch.manual_seed(0)
@@ -32,7 +32,7 @@ model = Denoiser().to(device)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
 
 
-@torch.compile(backend="openxla")
+@torch.compile(backend=BACKEND)
 def step_loss(noisy, clean, phi):
     rot = cmath.exp(1j * phi)
     pred = model(noisy * rot)
