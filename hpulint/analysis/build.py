@@ -102,7 +102,7 @@ def _value(an, node) -> Val:
     if tp is cst.ListComp and not _reads_targets(node):
         # `[torch.zeros(n, device=d) for _ in range(world)]`: a list of that element
         return Tup((value(an, node.elt),))
-    if tp in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+    if tp in (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp):
         # `[l.item() for l in losses]`, `(p.grad.abs().max() for p in params)`: a list of
         # the element as it was while the comprehension's targets were bound
         elt = an.comp_elems.get(id(node))
@@ -115,7 +115,7 @@ def _value(an, node) -> Val:
         return Sym(an.lambda_id(node))
     if tp is cst.Dict:
         return _dispatch(an, node)
-    if tp in (cst.DictComp, cst.Ellipsis):
+    if tp is cst.Ellipsis:
         return V_OTHER
     if tp is cst.NamedExpr:
         return value(an, node.value)

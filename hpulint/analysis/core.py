@@ -11,6 +11,7 @@ and calls :meth:`Analysis.bind`; then the deferred conditions run and may ask wh
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
+import libcst as cst
 
 from hpulint.analysis import guards
 from hpulint.analysis.facts import FileEnv, FileFacts
@@ -107,8 +108,20 @@ class Analysis(Walker):
 
     # --- where we are ------------------------------------------------------------------------
 
-    def here(self) -> Here:
-        return Here(self.function, self.loop, tuple(self.if_branches))
+    def here(self, node: Optional[cst.CSTNode] = None) -> Here:
+        """``node``: the expression reported, for the branch of a conditional expression on a
+        device (`loss.item() if not use_tpu else 0`) it is in."""
+        branches = tuple(self.if_branches)
+        if node is not None and any(self.ifexps):
+            extra = []
+            for entry in self.ifexps:
+                if entry is not None:
+                    ifexp, device = entry
+                    side = True if _holds(ifexp.body, node) else False if _holds(ifexp.orelse, node) else None
+                    if side is not None:
+                        extra.append(guards.Branch(ifexp, side, False, device))
+            branches += tuple(extra)
+        return Here(self.function, self.loop, branches)
 
     def counter_why(self, here: Here, origin) -> Optional[str]:
         """Why a counter changes every step (after bind): its loop is a step loop, or the
@@ -160,6 +173,8 @@ class Analysis(Walker):
                     continue  # `if self.should_print:` set True on every optimizer step
                 if b.pin_only and step is not None and not (b.once & step.counters):
                     continue  # `if fold == 0:` around a whole step loop: every step of that fold
+                if step is not None and _outer_only(b.node.test, step):
+                    continue  # `if epoch % 100 == 0:` in the batch loop: every batch of that epoch
                 return True
         return False
 
@@ -316,3 +331,22 @@ def first_function(an: Analysis) -> Optional[Scope]:
             return s
     return None
 
+
+def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is node:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _outer_only(test: cst.BaseExpression, step: Loop) -> bool:
+    """The test reads only counters of loops around the step loop (an epoch's)."""
+    names = set(names_in(test))
+    outer = set()
+    for lp in step.chain():
+        if lp is not step:
+            outer |= lp.counters
+    return bool(names) and names <= outer - step.counters

@@ -219,13 +219,16 @@ def _has_modulo(node: cst.CSTNode) -> bool:
     return False
 
 
-def device_predicate(test: cst.BaseExpression) -> Optional[tuple]:
-    """(device, positive) when ``test`` says which device the code is on, else None."""
+def device_predicate(test: cst.BaseExpression, flags: Optional[dict] = None) -> Optional[tuple]:
+    """(device, positive) when ``test`` says which device the code is on, else None. ``flags``:
+    local names bound to such a test (`checks = enabled and not use_tpu`)."""
+    if flags and type(test) is cst.Name and test.value in flags:
+        return flags[test.value]
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        inner = device_predicate(test.expression)
+        inner = device_predicate(test.expression, flags)
         return (inner[0], not inner[1]) if inner else None
     if type(test) is cst.BooleanOperation:
-        left, right = device_predicate(test.left), device_predicate(test.right)
+        left, right = device_predicate(test.left, flags), device_predicate(test.right, flags)
         if type(test.operator) is cst.And:
             # `use_hpu and x`: the body runs only on that device; `not is_xla_tensor(x) and not
             # is_hpu_tensor(x)`: on neither

@@ -16,6 +16,9 @@ class StepLoops:
     def _loop_reason(self, fid: str, index: int, f: dict, hot: dict, loops: dict,
                      multi: frozenset = frozenset()) -> Optional[str]:
         info = f["loops"][index]
+        if info.get("once"):
+            # `for batch in loader: ...; break`: its body runs once, whatever it marks or calls
+            return None
         marks = info["marks"]
         if marks and marks[0] == "marks a step":
             return "marks a step"
@@ -40,9 +43,14 @@ class StepLoops:
         gen = self._yielding(info, multi)
         if gen is not None:
             return f"iterates {self.called(gen)}, which runs a step for each item it yields"
+        inner = self._inner_loops(fid, index) - {index}
+        if marks and any(f["loops"][j]["marks"] and not f["loops"][j]["parts"] and self._over_loader(fid, f, j)
+                         for j in inner):
+            # an epoch around a loop over the data loader that trains: its own optimizer step
+            # flushes the last partial accumulation (`if remainder: xm.optimizer_step(opt)`)
+            return None
         if marks:
             return marks[0]
-        inner = self._inner_loops(fid, index) - {index}
         # the micro-batches of this pass (`for micro_batch in micro_batches: loss.backward()`): their
         # backward and optimizer steps are this pass's step
         parts = {j for j in inner if f["loops"][j]["parts"] and f["loops"][j]["parent"] == index}
@@ -112,6 +120,13 @@ class StepLoops:
                     if why is not None:
                         return f"{why} in a nested loop"
         return None
+
+    def _over_loader(self, fid: str, f: dict, index: int) -> bool:
+        v = f["loops"][index]["iter"]
+        if v is None:
+            return False
+        it = self.project.resolve(self.project.val(v, self.project.functions[fid][0]))
+        return it.kind in (LOADER, MLOADER)
 
     def _marking_pass(self, fid: str, index: int, it) -> Optional[str]:
         """A pass inside code one step runs that runs a module whose forward marks a step (a

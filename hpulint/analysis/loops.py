@@ -15,7 +15,7 @@ import libcst as cst
 from hpulint.analysis.host_batches import bind_host_batch
 from hpulint.analysis.names import MARKING_LOADERS
 from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, target_names
-from hpulint.analysis.values import Elem, Self, Sym, V_SCALAR, V_UNKNOWN, is_marking
+from hpulint.analysis.values import Elem, Self, Sym, V_OTHER, V_SCALAR, V_UNKNOWN, is_marking
 
 _RANGE_LIKE = frozenset({"range", "trange", "tqdm.trange", "tqdm.auto.trange", "tqdm.tqdm.trange"})
 _WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "reversed", "list", "iter",
@@ -310,6 +310,9 @@ def _leaves(node: cst.BaseExpression) -> list:
 
 
 def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters: set) -> None:
+    if type(target) is cst.Name and _dict_keys(an, it):
+        an._bind(target.value, V_OTHER)  # `for name in grads:` a dict's keys
+        return
     if type(target) is cst.Name:
         an._bind(target.value, V_SCALAR if target.value in counters else Elem(an.value(iter_source(an, it))))
         return
@@ -340,6 +343,13 @@ def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters:
             an._bind(el.value, V_SCALAR)
         else:
             _bind_elements(an, [el], Elem(item, k))
+
+
+def _dict_keys(an, it: cst.BaseExpression) -> bool:
+    """`grads`, `grads.keys()` of a dict this function made: iterating it gives its keys."""
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    return type(it) is cst.Name and it.value in an.function.dict_names
 
 
 def clause_bindings(an, clause) -> list:
@@ -430,3 +440,25 @@ def assigns_in(node: cst.CSTNode):
             yield n
         elif type(n) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             stack.extend(child_nodes(n))
+
+
+def single_pass(node) -> bool:
+    """`for batch in loader: ...; break`: the body's last statement leaves the loop whatever
+    happened before it, so its body runs at most once (a look at one batch, a smoke test)."""
+    body = node.body
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else ()
+    if not stmts or type(stmts[-1]) is not cst.SimpleStatementLine:
+        return False
+    if type(stmts[-1].body[-1]) not in (cst.Break, cst.Return, cst.Raise):
+        return False
+    return not _continues(body)  # (`if bad: continue` skips the `break`: more passes)
+
+
+def _continues(node: cst.CSTNode) -> bool:
+    for child in node.children:
+        if type(child) is cst.Continue:
+            return True
+        if not isinstance(child, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)) \
+                and _continues(child):
+            return True
+    return False

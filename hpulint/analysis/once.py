@@ -187,3 +187,29 @@ def _sets_again(scope: cst.CSTNode, key: str, skip: cst.CSTNode, emptied: bool =
             return True
         stack.extend(child_nodes(n))
     return False
+
+
+_ANOMALY = frozenset({"isnan", "isinf", "isneginf", "isposinf"})
+
+
+def anomaly_test(test: cst.BaseExpression) -> bool:
+    """`if torch.isnan(loss):`, `if not torch.isfinite(loss).all():`: the branch a bad value
+    takes (skip the batch, warn, stop), not a step's normal path: it runs on the rare step that
+    went wrong."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return _calls(test.expression, frozenset({"isfinite"}))
+    if type(test) is cst.BooleanOperation:
+        left, right = anomaly_test(test.left), anomaly_test(test.right)
+        return (left and right) if type(test.operator) is cst.Or else (left or right)
+    return _calls(test, _ANOMALY)
+
+
+def _calls(node: cst.BaseExpression, names: frozenset) -> bool:
+    """`torch.isnan(x)`, `torch.isnan(x).any()`, `math.isnan(v)`, `x.isnan().any()`."""
+    while type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("any", "all", "item"):
+        node = node.func.value
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+    return name in names

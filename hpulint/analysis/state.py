@@ -87,6 +87,8 @@ class Scope:
         # `ignore_cache_position = True` at its top level: names bound to a bool literal, until
         # they are bound again (a later `if ignore_cache_position is False:` is dead code)
         self.const_bools: dict = {}
+        # `checks = enabled and not use_tpu`: local names holding a device test ((device, positive))
+        self.device_flags: dict = {}
         # `args.device = torch.device(...)`: dotted name -> the strings it can no longer equal
         # ("*": any; a torch.device never equals a string)
         self.device_objects: dict = {}
@@ -158,6 +160,8 @@ class Loop:
         # its body yields (a generator's decoding loop, `yield tokens` once a token): each pass is
         # one pass of the loop that consumes it, not a part of one call of the function
         self.yields = False
+        # its body ends in an unconditional `break`/`return`/`raise`: one pass, not a loop
+        self.once = False
         self.len_of = None  # `range(len(self.unets))`: the Val whose items the counter numbers
         self.batch_parts: dict = {}  # names its target unpacks -> the value each was bound to
         self.moved_parts: set = set()  # the ones the body moves to the device (`x = x.to(device)`)

@@ -22,7 +22,7 @@ from hpulint.analysis.syntax import names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 54
+VERSION = 55
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -73,6 +73,7 @@ def summarize(an) -> dict:
                 "feeds": _feeds(fn, lp),
                 "progress": lp.progress,
                 "yields": lp.yields,
+                "once": lp.once,
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "line": None,

@@ -48,6 +48,15 @@ class Bindings:
             if type(node.value) is cst.Name and node.value.value in ("True", "False") and fn.kind == "function" \
                     and self.blocks and self.blocks[-1].kind == "body" and self.blocks[-1].scope is fn:
                 fn.const_bools[node.targets[0].target.value] = node.value.value == "True"
+            name = node.targets[0].target.value
+            if type(node.value) in (cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.Call):
+                device = guards.device_predicate(node.value, fn.device_flags)
+                if device is not None:
+                    fn.device_flags[name] = device
+                else:
+                    fn.device_flags.pop(name, None)
+            elif fn.device_flags:
+                fn.device_flags.pop(name, None)
         for t in node.targets:
             if type(t.target) is cst.Attribute and type(t.target.value) is cst.Name \
                     and t.target.value.value != "self":
@@ -57,7 +66,7 @@ class Bindings:
             self._note_cpu_name(t.target, node.value)
             self._note_registry(t.target, node.value)
             if type(t.target) is cst.Name:
-                (self.function.dict_names.add if type(node.value) is cst.Dict
+                (self.function.dict_names.add if _new_dict(node.value)
                  else self.function.dict_names.discard)(t.target.value)
 
     def _moved_batch_part(self, name: str, value: cst.BaseExpression) -> None:
@@ -148,23 +157,44 @@ class Bindings:
         elif type(target) is cst.Subscript and type(target.value) is cst.Name:
             self._store_bases.add(id(target.value))  # (`grid[:, i] = x` reads grid, only to store)
 
-    def refine_elements(self, name: str, element: Val) -> None:
+    def refine_elements(self, name: str, element: Val, replace: bool = False) -> None:
         """`xs.append(t)`, `xs[i] = t`: the list bound to ``xs`` holds ``element`` too (not an
         assignment of ``xs``: certainly-assigned facts stay as they are). A dict the function
         made (`tokens = {"input_ids": [], ...}`) and then stores a tensor in
         (`tokens["input_ids"] = torch.stack(...)`) holds tensors from then on, as a list does."""
         fn = self._function
         old = fn.bindings.get(name)
-        if old is V_OTHER and name in fn.dict_names and element is not V_UNKNOWN:
+        if name in fn.dict_names and element is not V_UNKNOWN and not isinstance(old, Tup):
             old = V_SEQ
         if old is None or not (old is V_SEQ or isinstance(old, Tup)):
             return
-        parts = (join((old.parts[0], element)),) if isinstance(old, Tup) and len(old.parts) == 1 else (element,)
+        parts = (join((old.parts[0], element)),) if isinstance(old, Tup) and len(old.parts) == 1 \
+            and not replace else (element,)
         block = self.blocks[-1] if self.blocks else None
         if block is not None and block.scope is fn and name not in block.prior:
             block.prior[name] = old
         fn.bindings[name] = Tup(parts)
         self.value_cache.clear()
+
+    def _every_element(self, target: cst.Subscript) -> bool:
+        """`for name in grads: grads[name] = (grads[name] / n).cpu()`: a store at the top of the
+        body of a loop over the container's own keys replaces every element it held."""
+        loop = self.loop
+        if loop is None or type(loop.node) is not cst.For or not self.blocks or self.blocks[-1] is not loop.block \
+                or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
+            return False
+        key, node = target.slice[0].slice.value, loop.node
+        if type(key) is not cst.Name:
+            return False
+        it, first = node.iter, node.target
+        if type(it) is cst.Call and type(it.func) is cst.Attribute and not it.args:
+            method, it = it.func.attr.value, it.func.value
+            if method == "items" and type(first) is cst.Tuple and first.elements:
+                first = first.elements[0].value
+            elif method != "keys":
+                return False
+        return type(it) is cst.Name and it.value == target.value.value and type(first) is cst.Name \
+            and first.value == key.value
 
     def _bind_keeping_counter(self, name: str, val: Val) -> None:
         fn = self.function
@@ -254,7 +284,7 @@ class Bindings:
                     fn.pcounters[name] = origin
             return
         if type(target) is cst.Subscript and type(target.value) is cst.Name:
-            self.refine_elements(target.value.value, val)
+            self.refine_elements(target.value.value, val, self._every_element(target))
             if self.loop is not None:
                 self.loop.mutated.add(target.value.value)  # `tokens[:, step + 1] = nxt`: read next pass
                 if self.loop.counters.intersection(names_in(target)):
@@ -358,6 +388,8 @@ class Bindings:
             record_property_read(self, node)  # `self.temperature`: a property's getter runs
         if name in TENSOR_ATTRIBUTE_EVIDENCE or (name in TENSOR_EVIDENCE and id(node) in self._called_attrs):
             kind = "tensor"
+        elif name in _NOT_A_NUMBER and self.function.evidence.get(base.value) == "scalar":
+            kind = "tensor"  # `timestep: int`, then `timestep.cpu()`, `timestep.device`
         elif name in MODEL_EVIDENCE and id(node) in self._called_attrs:
             kind = "model"  # `model.eval()`, `net.parameters()`: only a module has these
         else:
@@ -365,7 +397,9 @@ class Bindings:
         v = self.lookup(base.value)
         if type(v) is Param and v.name not in ("self", "cls"):  # `self.norm(h)` calls a layer
             fn = self.function
-            if v.fid == fn.fid and v.name not in fn.evidence:
+            # (`timestep: int` then `timestep.cpu()`: no int has that; the annotation is wrong,
+            # callers pass a tensor)
+            if v.fid == fn.fid and (v.name not in fn.evidence or kind == "tensor" and fn.evidence[v.name] == "scalar"):
                 fn.evidence[v.name] = kind
                 fn.pcounters.pop(base.value, None)
         elif kind == "model" or name not in _ARRAY_TOO:
@@ -414,8 +448,8 @@ class Bindings:
 
     def _leave_comprehension(self, node) -> None:
         fn = self._function
-        if type(node) is not cst.DictComp:  # (what the element is, while its targets are bound)
-            self.comp_elems[id(node)] = self.value(node.elt)
+        # (what the element is, while its targets are bound; a dict's: its values)
+        self.comp_elems[id(node)] = self.value(node.value if type(node) is cst.DictComp else node.elt)
         for name, prior in self._comprehensions.pop().items():
             if prior is MISSING:
                 fn.bindings.pop(name, None)
@@ -433,6 +467,8 @@ class Bindings:
 
 # what a NumPy array has too: not evidence that a local of unknown origin is a tensor
 # or what other objects have (an Accelerator's `gather`, a process group's `scatter`, `grad`)
+# what a number annotated `int`/`float` has not, but a tensor (or a module) has
+_NOT_A_NUMBER = frozenset({"cpu", "cuda", "to", "device", "dtype"})
 _ARRAY_TOO = frozenset({"shape", "item", "squeeze", "view", "dim", "numel", "gather", "scatter", "chunk",
                         "norm", "grad"})
 # values that say what they are (a known kind, a parameter, which has its own evidence, a symbol)
@@ -469,3 +505,12 @@ _TENSOR_INPUT_LEAVES = frozenset({
     "masked_fill", "gather", "relu", "gelu", "silu", "dropout", "layer_norm", "cross_entropy",
     "mse_loss", "nll_loss", "linear", "conv2d", "interpolate", "pad", "normalize", "embedding",
 })
+
+
+def _new_dict(node: cst.BaseExpression) -> bool:
+    """`{...}`, `dict()`, `OrderedDict()`: a dict this function fills."""
+    if type(node) in (cst.Dict, cst.DictComp):
+        return True
+    return type(node) is cst.Call and not node.args and \
+        (node.func.value if type(node.func) is cst.Name else node.func.attr.value
+         if type(node.func) is cst.Attribute else "") in ("dict", "OrderedDict")

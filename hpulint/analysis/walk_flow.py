@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (_LIBRARY_PREFIXES, assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.loops import (_LIBRARY_PREFIXES, single_pass, assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
@@ -77,7 +77,7 @@ class Flow:
         self.statements.append(node)
         frame = IfFrame(node)
         self.if_frames.append(frame)
-        interval, device = self.is_interval(node.test), guards.device_predicate(node.test)
+        interval, device = self.is_interval(node.test), guards.device_predicate(node.test, self.function.device_flags)
         if device is None and self.function.const_bools and dead.never_holds(node.test, self.function.const_bools):
             device = guards.NEVER  # `if ignore_cache_position is False:` after `ignore_cache_position = True`
         if self.function.device_objects and dead.device_object_test(node.test, self.function.device_objects):
@@ -85,7 +85,7 @@ class Flow:
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = few.fills_once(node, loop, self.function.node) or few.ends_the_run(node.body) \
-                or few.bounded_by_count(node)
+                or few.bounded_by_count(node) or few.anomaly_test(node.test)
         once = guards.once_counters(node.test, self._counters_here())
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
         pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
@@ -212,12 +212,20 @@ class Flow:
         if block is not None:  # certainly assigned only when both branches assign it
             block.defs = defs_before | (frame.body_defs & frame.else_defs if frame.has_else else set())
 
+    def _enter_ifexp(self, node: cst.IfExp) -> None:
+        device = guards.device_predicate(node.test, self.function.device_flags)
+        self.ifexps.append((node, device) if device is not None else None)
+
+    def _leave_ifexp(self, node: cst.IfExp) -> None:
+        self.ifexps.pop()
+
     # --- loops ----------------------------------------------------------------------------
 
     def _enter_for(self, node: cst.For) -> None:
         self.statements.append(node)
         fn = self.function
         loop = Loop(node, fn, self.loop, len(fn.loops))
+        loop.once = single_pass(node)
         fn.loops.append(loop)
         self.all_loops.append(loop)
         loop.if_depth = len(self.if_branches)
@@ -239,6 +247,7 @@ class Flow:
         self.statements.append(node)
         fn = self.function
         loop = Loop(node, fn, self.loop, len(fn.loops))
+        loop.once = single_pass(node)
         fn.loops.append(loop)
         self.all_loops.append(loop)
         loop.if_depth = len(self.if_branches)

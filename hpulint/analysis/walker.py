@@ -56,6 +56,8 @@ class Walker(Definitions, Flow, Bindings, Notes):
         self.blocks: list = []
         self.if_frames: list = []
         self.if_branches: list = []  # guards.Branch of the branches enclosing the current node
+        # (IfExp, (device, positive)) of the `a if use_tpu else b` enclosing the current node
+        self.ifexps: list = []
         # per branch above: (function, source texts known not to be tensors there) or None
         self.not_tensors: list = []
         self._branch_of: dict = {}  # id(node) -> (kind, IfFrame or None)
@@ -442,6 +444,7 @@ ENTER = {
     cst.Try: Walker._enter_try,
     cst.ExceptHandler: Walker._enter_handler,
     cst.If: Walker._enter_if,
+    cst.IfExp: Walker._enter_ifexp,
     cst.IndentedBlock: Walker._enter_branch,
     cst.SimpleStatementSuite: Walker._enter_branch,
     cst.Else: Walker._enter_branch,
@@ -479,6 +482,7 @@ LEAVE = {
     cst.Try: Walker._leave_statement,
     cst.ExceptHandler: Walker._leave_handler,
     cst.If: Walker._leave_if,
+    cst.IfExp: Walker._leave_ifexp,
     cst.IndentedBlock: Walker._leave_branch,
     cst.SimpleStatementSuite: Walker._leave_branch,
     cst.Else: Walker._leave_branch,

@@ -15,7 +15,7 @@ from hpulint.analysis.values import V_UNKNOWN
 from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.loop_constant_fix import roll_rewrite
-from hpulint.rules.loop_constant_reads import FILLED, element_of, fill_value, list_of_objects, self_attributes
+from hpulint.rules.loop_constant_reads import FILLED, element_of, fill_value, list_of_objects, listed, self_attributes
 from hpulint.rules.object_counters import MESSAGE as OBJECT_MESSAGE, ObjectCounters, slice_parts
 
 # torch factories whose positional arguments are sizes
@@ -188,6 +188,13 @@ class LoopIteratorConstant(Rule):
                     self.tensor_uses.setdefault(key, []).append(("call-name", "", callee))
                 if recv is not None:  # `param.mul_(m)`: an argument of a tensor method
                     self.tensor_uses.setdefault(key, []).append(recv)
+            elif qn.startswith("torch."):
+                # `torch.cat([latents[:, j]] * 2)`, `torch.stack((a[i], b[i]))`: the elements of a
+                # list a torch op takes
+                for el in listed(a.value):
+                    key = self._use_key(el)
+                    if key is not None:
+                        self.tensor_uses.setdefault(key, []).append(("call", qn, None))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         an = self.an
@@ -488,3 +495,4 @@ class LoopIteratorConstant(Rule):
             return None if extra is None else why + extra
 
         self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
+

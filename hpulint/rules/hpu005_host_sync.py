@@ -261,7 +261,7 @@ class HostSyncEveryStep(Rule):
     def _defer(self, node: cst.CSTNode, what, is_sync) -> None:
         """``what``: the read's description, or a function giving it once ``is_sync`` said yes."""
         an = self.an
-        here = an.here()
+        here = an.here(node)
         fn = here.function
         if fn.kind == "function" and host_read(fn.node, fn.params) is not None:
             return  # a helper that only returns the copy: reported where it is called

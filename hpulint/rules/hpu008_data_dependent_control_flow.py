@@ -154,7 +154,7 @@ def _operands(test: cst.BaseExpression, an):
         if type(n) is cst.BooleanOperation:
             if type(n.operator) is cst.And and an.is_interval(n.left):
                 continue
-            first = device_predicate(n.left)
+            first = device_predicate(n.left, an.function.device_flags)
             if first is not None and type(n.operator) is cst.Or:
                 first = (first[0], not first[1])  # the right side runs when the left is false
             stack += ((n.left, devices), (n.right, devices + ((first,) if first else ())))

@@ -72,3 +72,11 @@ def element_of(expr: cst.BaseExpression) -> Optional[cst.Subscript]:
         elif type(x) is cst.Call:
             stack += [a.value for a in x.args]
     return element_of(reads[0]) if len(reads) == 1 else None
+
+def listed(node: cst.BaseExpression) -> list:
+    """The elements of `[a, b]`, `(a, b)` and `[a] * n`."""
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Multiply:
+        node = node.left if type(node.left) in (cst.List, cst.Tuple) else node.right
+    if type(node) in (cst.List, cst.Tuple):
+        return [el.value for el in node.elements if type(el) is not cst.StarredElement]
+    return []
