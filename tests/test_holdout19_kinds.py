@@ -275,3 +275,30 @@ def test_an_element_a_torch_op_takes_in_a_list_is_used_with_tensors():
 
 def test_a_list_whose_element_the_counter_does_not_pick_stays_quiet():
     assert found(GUIDED.replace("{LIST}", "[sample[0]] * 2"), ("HPU001",)) == [("HPU001", 11)]
+
+
+def test_an_infinity_norm_branch_is_a_configurations_not_a_bad_values():
+    # `isinf` of the norm type picks the infinity norm: the branch computes and goes on, every step
+    src = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def clip(params, max_norm, norm_type):
+    grads = [p.grad for p in params]
+    if torch.isinf(torch.tensor(float(norm_type))):
+        total = max(g.abs().max() for g in grads)
+        total = float(total)
+    else:
+        total = torch.norm(torch.stack([torch.norm(g) for g in grads]))
+    return total
+
+
+def train(model, loader, optimizer):
+    for x in loader:
+        model(x.to(xm.xla_device())).mean().backward()
+        clip(model.parameters(), 1.0, "inf")
+        xm.optimizer_step(optimizer)
+        xm.mark_step()
+"""
+    assert found(src, ("HPU005",)) == [("HPU005", 10)]

@@ -192,10 +192,20 @@ def _sets_again(scope: cst.CSTNode, key: str, skip: cst.CSTNode, emptied: bool =
 _ANOMALY = frozenset({"isnan", "isinf", "isneginf", "isposinf"})
 
 
+def anomaly_branch(node: cst.If) -> bool:
+    """`if torch.isnan(loss): print(...); continue`: the branch a bad value takes, which gives up
+    on the step (its body ends in `continue`, `break`, `return` or `raise`): it runs on the rare
+    step that went wrong, not on a step's normal path. (`if torch.isinf(torch.tensor(norm_type)):`
+    computing an infinity norm is a configuration's branch: it does not give up.)"""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    if not body or type(body[-1]) is not cst.SimpleStatementLine \
+            or type(body[-1].body[-1]) not in (cst.Continue, cst.Break, cst.Return, cst.Raise):
+        return False
+    return anomaly_test(node.test)
+
+
 def anomaly_test(test: cst.BaseExpression) -> bool:
-    """`if torch.isnan(loss):`, `if not torch.isfinite(loss).all():`: the branch a bad value
-    takes (skip the batch, warn, stop), not a step's normal path: it runs on the rare step that
-    went wrong."""
+    """`torch.isnan(loss)`, `not torch.isfinite(loss).all()`, and `or`/`and` of those."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return _calls(test.expression, frozenset({"isfinite"}))
     if type(test) is cst.BooleanOperation:

@@ -85,7 +85,7 @@ class Flow:
         if not interval:
             loop = self.loop.node if self.loop is not None else None
             interval = few.fills_once(node, loop, self.function.node) or few.ends_the_run(node.body) \
-                or few.bounded_by_count(node) or few.anomaly_test(node.test)
+                or few.bounded_by_count(node) or few.anomaly_branch(node)
         once = guards.once_counters(node.test, self._counters_here())
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
         pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
