@@ -302,3 +302,30 @@ def train(model, loader, optimizer):
         xm.mark_step()
 """
     assert found(src, ("HPU005",)) == [("HPU005", 10)]
+
+
+# (seventeenth set) a PPO step that generates its rollouts in mini-batches: the mini-batch loop's
+# passes are parts of one step, the same offsets every step
+ROLLOUT = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(policy, ppo, loader, cfg):
+    batches = iter(loader)
+    for step in range(cfg.max_steps):
+        batch = next(batches)
+        responses = []
+        for idx in range(0, cfg.batch_size, cfg.{SIZE}):
+            chunk = batch["input_ids"][idx:idx + cfg.{SIZE}]
+            responses.append(policy.generate(chunk.to(xm.xla_device())))
+        ppo.step(batch, responses)
+"""
+
+
+def test_a_mini_batch_loop_inside_a_step_takes_the_same_offsets_every_step():
+    assert found(ROLLOUT.replace("{SIZE}", "mini_batch_size"), ("HPU001",)) == []
+
+
+def test_a_loop_over_chunks_of_another_size_is_a_loop_of_steps():
+    assert found(ROLLOUT.replace("{SIZE}", "chunk_size"), ("HPU001",)) == [("HPU001", 12)]

@@ -255,7 +255,7 @@ _PARTS_ITERATED = re.compile(
     r"^_?(?:optimi[sz]ers|opts|schedulers|lr_schedulers|param_groups|micro_?batch(?:es|_list)?|"
     r"micro_?batches_\w+|microbatch_\w+s)$", re.I)
 _MICRO_BATCH_COUNTER = re.compile(r"^_?micro_?batch(?:_?(?:idx|index|id|num|no|i))?$", re.I)
-_PARTS_BOUND = re.compile(r"micro_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
+_PARTS_BOUND = re.compile(r"(?:micro|mini)_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
 
 
 def bind_for_target(an, node: cst.For, loop) -> None:
