@@ -329,3 +329,36 @@ def test_a_mini_batch_loop_inside_a_step_takes_the_same_offsets_every_step():
 
 def test_a_loop_over_chunks_of_another_size_is_a_loop_of_steps():
     assert found(ROLLOUT.replace("{SIZE}", "chunk_size"), ("HPU001",)) == [("HPU001", 12)]
+
+
+# (seventeenth set) a module's forward that prepends virtual-token columns to the batch's mask:
+# the dict is the caller's batch, a new one every step
+PREFIX = """
+import torch
+import torch.nn as nn
+import torch_xla.core.xla_model as xm
+
+
+class Encoder(nn.Module):
+    def __init__(self, body, n_virtual):
+        super().__init__()
+        self.body = body
+        self.n_virtual = n_virtual
+
+    def forward(self, features):
+        mask = features["attention_mask"]
+        prefix = torch.ones(mask.shape[0], self.n_virtual, device=mask.device)
+        features["attention_mask"] = torch.cat((prefix, mask), dim=1)
+        return self.body(**features)
+
+
+def train(model, loader, optimizer):
+    for batch in loader:
+        model(batch).mean().backward()
+        optimizer.step()
+        xm.mark_step()
+"""
+
+
+def test_a_forward_extending_its_batch_dict_grows_nothing_across_steps():
+    assert found(PREFIX, ("HPU003",)) == []

@@ -122,7 +122,9 @@ class GrowingCatAccumulator(Rule):
         message = (PAD_MESSAGE if join in PADS else MESSAGE).format(target=text, join=join, why="{why}")
         fn = an.function
         here = an.here()
-        if _param_state(target, fn) and not _persistent(target) and _still_the_argument(an, target.value.value, fn):
+        if _param_state(target, fn) and not _persistent(target) and _still_the_argument(an, target.value.value, fn) \
+                and not (fn.name == "forward" and fn.cls is not None):
+            # (a module's `forward(features)` gets each step's batch: a fresh dict every call)
             # `model_kwargs["attention_mask"] = torch.cat([mask, ...])`: the caller's state,
             # extended on every call of a function that runs every step (a decoding helper)
             def when_param():
