@@ -117,8 +117,11 @@ def _dispatch_tables(ctx: FileContext) -> tuple:
     leave: dict = {}
     for rule in ctx.rules:
         for node_type, attr, is_visit in _rule_handlers(type(rule)):
+            fn = getattr(rule, attr)
+            if fn is None:
+                continue  # the rule set it to None: not needed in this file
             table = enter if is_visit else leave
-            table.setdefault(node_type, []).append((rule, getattr(rule, attr)))
+            table.setdefault(node_type, []).append((rule, fn))
     return enter, leave
 
 

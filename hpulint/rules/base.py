@@ -4,7 +4,8 @@ A rule declares its code, name, the substrings a file must contain for the rule 
 match (``triggers``: a file with none of them is not even parsed when linted on its own), and
 libcst-style ``visit_<Node>`` / ``leave_<Node>`` methods. The engine walks each file once and
 calls those methods; the rule reads facts from ``self.an`` (:class:`hpulint.analysis.Analysis`)
-and calls :meth:`Rule.report`.
+and calls :meth:`Rule.report`. A rule that knows from the file's text that one of its methods has
+nothing to do there sets it to None on the instance in ``__init__``: the walk does not call it.
 
 Most reports are deferred: ``when`` is a zero-argument callable evaluated after the whole
 project has been linked (when the analysis knows what values are, which loops are step loops

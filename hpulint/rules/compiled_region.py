@@ -114,28 +114,55 @@ SHAPE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "narrow", "new
                            "new_empty", "new_full", "unflatten"})
 
 
-class LoopCalls(Rule):
-    """A base for the recompile rules: while the file is walked, it keeps the calls made in
-    loops with what their arguments are made of, the names assigned and appended to in each loop,
-    and the mark_dynamic/mark_static calls. Subclasses call ``super().visit_*`` first."""
+class _LoopFacts:
+    """What LoopCalls keeps while a file is walked, made once per file and shared by every
+    LoopCalls rule on it (each node is filed by the first of them to visit it)."""
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
+    def __init__(self) -> None:
         self.assigned: dict = {}  # id(loop) -> {name: value node}
         self.grown: dict = {}  # id(loop) -> {name: how} (append/extend/+=)
         self.rebound: dict = {}  # id(loop) -> {name}: names re-assigned in the loop
         self.dynamic_marked: set = set()  # (id(loop), name) given to mark_dynamic in the loop
         self.calls: list = []  # (call node, callee code, loop, counters {name: Loop})
         self.fed: dict = {}  # id(loop) -> {name: (callee, index)}: re-bound to a call's output
+        self.seen = None  # the last node filed
+
+
+class LoopCalls(Rule):
+    """A base for the recompile rules: while the file is walked, it keeps the calls made in
+    loops with what their arguments are made of, the names assigned and appended to in each loop,
+    and the mark_dynamic/mark_static calls. Subclasses call ``super().visit_*`` first. The
+    LoopCalls rules of a file share what they keep (``_LoopFacts``): a node is filed once."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        facts = ctx.__dict__.get("_loop_facts")
+        if facts is None:
+            facts = ctx._loop_facts = _LoopFacts()
+        self._facts = facts
+        self.assigned = facts.assigned
+        self.grown = facts.grown
+        self.rebound = facts.rebound
+        self.dynamic_marked = facts.dynamic_marked
+        self.calls = facts.calls
+        self.fed = facts.fed
         self.limit = recompile_limit(ctx.source)
         self.module = None
+
+    def _first(self, node) -> bool:
+        """Whether ``node`` is not filed yet (and is now being filed)."""
+        facts = self._facts
+        if facts.seen is node:
+            return False
+        facts.seen = node
+        return True
 
     def visit_Module(self, node: cst.Module) -> None:
         self.module = node
 
     def visit_Assign(self, node: cst.Assign) -> None:
         loop = self.an.loop
-        if loop is None:
+        if loop is None or not self._first(node):
             return
         from hpulint.rules.compile_feedback import fed_back
 
@@ -160,7 +187,7 @@ class LoopCalls(Rule):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         loop = self.an.loop
-        if loop is not None and type(node.target) is cst.Name:
+        if loop is not None and type(node.target) is cst.Name and self._first(node):
             self.rebound.setdefault(id(loop), set()).add(node.target.value)
             if type(node.operator) is cst.AddAssign and type(node.value) in (cst.List, cst.Tuple):
                 self.grown.setdefault(id(loop), {})[node.target.value] = "+="
@@ -168,7 +195,7 @@ class LoopCalls(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         an = self.an
         loop = an.loop
-        if loop is None:
+        if loop is None or not self._first(node):
             return
         func = node.func
         qn = an.qualname(func) or ""

@@ -92,6 +92,7 @@ PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", 
 # torch._numpy.random (torch 2.13): what Dynamo can run; the position of each one's `size`
 NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
              "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
+RNN_WORDS = ("GRU", "LSTM", "RNN")
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 
 
@@ -135,6 +136,8 @@ class HostReadBreaksGraph(LoopCalls):
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
         self.internals: set = set()  # ids of functions (statements) with a storage or autograd read (data_ptr)
+        if not any(word in ctx.source for word in RNN_WORDS):
+            self.visit_Name = None  # no Name can spell an RNN class here: not called (dispatch)
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
@@ -161,12 +164,12 @@ class HostReadBreaksGraph(LoopCalls):
                 self.generators.compiled_def(node.name.value)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value in ("GRU", "LSTM", "RNN"):
+        if node.value in RNN_WORDS:
             self.built.mention(self.an, node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         an = self.an
-        if node.attr.value in ("GRU", "LSTM", "RNN"):
+        if node.attr.value in RNN_WORDS:
             self.built.mention(an, node)
         fn = an.function
         hit = internals_read(an, node, maybe_tensor) if fn.kind == "function" else None
@@ -231,7 +234,9 @@ class HostReadBreaksGraph(LoopCalls):
         an = self.an
         fn = an.function
         self.built.call(an, node)
-        if code(node.func) == "str" or type(node.func) is cst.Attribute and node.func.attr.value == "format":
+        func = node.func
+        if type(func) is cst.Name and func.value == "str" and not func.lpar \
+                or type(func) is cst.Attribute and func.attr.value == "format":  # (`str(...)`: no code generated)
             self._int_string(node)
         self.generators.call(an, node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
@@ -239,7 +244,6 @@ class HostReadBreaksGraph(LoopCalls):
                             and not (type(a.value) is cst.Name and a.value.value == "None")}
         if fn.kind != "function" or not_traced(an):
             return
-        func = node.func
         if type(func) is cst.Attribute:
             method = func.attr.value
             recv = an.value(func.value)

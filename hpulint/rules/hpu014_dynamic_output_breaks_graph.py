@@ -45,6 +45,7 @@ DYNAMIC = {
     "unique_consecutive": "torch.unique_consecutive",
     "bincount": "torch.bincount",  # its length is max(minlength, largest value + 1)
 }
+DYNAMIC_LEAF = {full: leaf for leaf, full in DYNAMIC.items()}  # (every one is torch.*: no method call of them)
 NUMPY = frozenset({"numpy.unique", "numpy.nonzero", "numpy.argwhere", "numpy.flatnonzero", "numpy.bincount",
                    "numpy.unique_counts", "numpy.unique_values", "numpy.unique_inverse", "numpy.unique_all"})
 NUMPY_FIX = ("Do it with tensor ops of a fixed shape (class counts: `torch.bincount(labels, minlength=C)` is "
@@ -125,14 +126,14 @@ class DynamicOutputBreaksGraph(Rule):
             if id(node) not in self.covered:
                 self._report(node, "one-argument `torch.where`", SHAPE, SHAPE_FIX, lambda: is_tensor(an, first))
             return
-        for leaf, full in DYNAMIC.items():
-            if qn == full:  # its first argument must be a tensor: a parameter not known to be anything else is one
-                self._report(node, f"`{leaf}`", SHAPE, SHAPE_FIX, lambda: maybe_tensor(an, first))
-                return
-            if method == leaf and not qn.startswith(("torch.", "numpy.")):
-                recv = an.value(func.value)
-                self._report(node, f"`.{leaf}()`", SHAPE, SHAPE_FIX, lambda recv=recv: is_tensor(an, recv))
-                return
+        leaf = DYNAMIC_LEAF.get(qn)
+        if leaf is not None:  # its first argument must be a tensor: a parameter not known to be anything else is one
+            self._report(node, f"`{leaf}`", SHAPE, SHAPE_FIX, lambda: maybe_tensor(an, first))
+            return
+        if method in DYNAMIC and not qn.startswith(("torch.", "numpy.")):
+            recv = an.value(func.value)
+            self._report(node, f"`.{method}()`", SHAPE, SHAPE_FIX, lambda recv=recv: is_tensor(an, recv))
+            return
         if qn == "torch.repeat_interleave" or (method == "repeat_interleave" and not qn.startswith("torch.")):
             repeats = node.args[1:2] if qn == "torch.repeat_interleave" else node.args[:1]
             if not repeats or any(a.keyword is not None and a.keyword.value == "output_size" for a in node.args):
