@@ -21,7 +21,9 @@ statements Dynamo does not trace (the global RNG state, ``torch.Generator`` argu
 ``requires_grad``, ``warnings.warn``, calls of ``torch.compiler.disable``d functions) are in
 compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
 ``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
-tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks.
+tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks;
+``eval``/``str``/``cmath`` calls in compile_builtin_calls, tensor subclasses in
+compile_tensor_subclasses and a ``raise`` caught outside in compile_raises (compile_operators).
 None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
@@ -110,8 +112,10 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
-               "ContextVar.get/set, Tensor.resize_ or a string built from an int argument the calls change inside a "
-               "torch.compile'd function (graph break)")
+               "ContextVar.get/set, Tensor.resize_, a string built from an int argument the calls change, send() on "
+               "an outside generator, eval/exec with a namespace, str()/repr() of a tensor, a cmath call, an operator on "
+               "a non-traceable wrapper subclass or a number minus a Tensor subclass, or a raise caught outside inside "
+               "a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
