@@ -23,6 +23,8 @@ MODEL_EVIDENCE = frozenset({"eval", "parameters", "named_parameters", "buffers",
                             "named_modules", "children", "named_children", "register_buffer",
                             "register_forward_hook", "register_forward_pre_hook", "get_submodule"})
 
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch_xla.compile"})
+
 
 _MARKING_LOADER_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in MARKING_LOADERS)
 
@@ -86,8 +88,15 @@ class Bindings:
                 self.value_cache.clear()
 
     def _imported_module(self, node: cst.Assign) -> bool:
-        """`pl = importlib.import_module("torch_xla.distributed.parallel_loader")`: an import."""
+        """`pl = importlib.import_module("torch_xla.distributed.parallel_loader")`: an import; and
+        `compile_step = torch_xla.compile` at module level: the compile function under another name
+        (a later fallback such as `compile_step = lambda f: torch.compile(f)` keeps the name)."""
         call = node.value
+        if self.scope.kind == "module" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and type(call) is cst.Attribute and self.qualname(call) in COMPILE_FUNCTIONS:
+            self.aliases[node.targets[0].target.value] = self.qualname(call)
+            self._qualnames.clear()
+            return False
         if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name or type(call) is not cst.Call \
                 or self.qualname(call.func) != "importlib.import_module" or len(call.args) != 1:
             return False

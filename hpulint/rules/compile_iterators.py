@@ -30,6 +30,10 @@ SORT_WHY = ("Dynamo cannot sort Python numbers it tracks symbolically (\"sort wi
             "for the next values makes them dynamic")
 FIX_SORT = ("Sort or rank on the tensor (`torch.sort`, `torch.argsort`, `topk`, `argmin` over a masked cost), or "
             "do the matching in the eager code around the compiled function")
+SEND_WHY = ("Dynamo cannot resume a generator made outside the compiled function (`send()` on it: \"call_method on "
+            "generator\")")
+FIX_SEND = ("Return the value and send it into the generator in the eager code around the compiled call (or keep "
+            "the running values in tensors the step returns)")
 SORTS = frozenset({"sorted"})
 KEYED = frozenset({"min", "max"})
 
@@ -42,6 +46,7 @@ class Iterators:
         self.made: dict = {}  # module-level name -> "loader" / "iter:<what>" / "generator"
         self.functions: dict = {}  # name -> the scope of a function of the file (`.yields` after its walk)
         self.host: dict = {}  # id(function scope) -> names holding `.tolist()` values
+        self.attrs: dict = {}  # (class name, attribute) -> "call:<function>": `self.avg = running_average()`
 
     def function_def(self, an, node: cst.FunctionDef) -> None:
         """Keep the function's scope: the walk marks it a generator when it meets a `yield` in it."""
@@ -64,6 +69,10 @@ class Iterators:
             for n in names:
                 if what is not None:
                     self.made[n] = what
+        if fn.kind == "function" and fn.cls is not None and type(value) is cst.Call and type(value.func) is cst.Name:
+            for t in node.targets:
+                if type(t.target) is cst.Attribute and code(t.target.value) == "self":
+                    self.attrs[(fn.cls.name, t.target.attr.value)] = "call:" + value.func.value
         if fn.kind == "function" and self.host_value(fn, value):
             for t in node.targets:
                 self.host.setdefault(id(fn), set()).update(names_in(t.target))
@@ -117,6 +126,27 @@ class Iterators:
         else:
             how, reason = "an `iter()`", "Missing tp_iternext"
         return f"`{code(node)}`", NEXT_WHY.format(how=how, reason=reason)
+
+    def send_call(self, fn, node: cst.Call) -> Optional[tuple]:
+        """(what is said, why, fix, check) for `gen.send(v)` on a name or `self` attribute bound
+        outside the function to a call of a function of the file; the check (after the walk): that
+        function is a generator."""
+        func = node.func
+        if type(func) is not cst.Attribute or func.attr.value != "send" or len(node.args) != 1:
+            return None
+        recv = func.value
+        what = None
+        if type(recv) is cst.Name and recv.value not in fn.bindings and recv.value not in fn.params:
+            what = self.made.get(recv.value)
+        elif type(recv) is cst.Attribute and code(recv.value) == "self" and fn.cls is not None:
+            what = self.attrs.get((fn.cls.name, recv.attr.value))
+        if what is None or not what.startswith("call:"):
+            return None
+
+        def check(name=what[5:]):
+            scope = self.functions.get(name)
+            return scope is not None and scope.yields
+        return f"`{code(func)}(...)`", SEND_WHY, FIX_SEND, check
 
     def loader_loop(self, fn, node: cst.For) -> Optional[tuple]:
         it = node.iter

@@ -21,7 +21,9 @@ statements Dynamo does not trace (the global RNG state, ``torch.Generator`` argu
 ``requires_grad``, ``warnings.warn``, calls of ``torch.compiler.disable``d functions) are in
 compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
 ``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
-tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks.
+tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks;
+``eval``/``str``/``cmath`` calls in compile_builtin_calls, tensor subclasses in
+compile_tensor_subclasses and a ``raise`` caught outside in compile_raises (compile_operators).
 None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
@@ -33,11 +35,13 @@ from hpulint.analysis.syntax import code
 from hpulint.rules.base import Rule
 from hpulint.rules.compile_calls import (FIX_SLICE, SLICE_WHY, is_logger, narrow_bounds, region_call, slice_bounds,
                                          under_logger_test)
+from hpulint.rules.compile_builtin_calls import builtin_call
 from hpulint.rules.compile_custom_ops import CustomOps
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
 from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import PassedGenerators
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
@@ -96,7 +100,7 @@ RNN_WORDS = ("GRU", "LSTM", "RNN")
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 
 
-class HostReadBreaksGraph(LoopCalls):
+class HostReadBreaksGraph(RegionOperators, LoopCalls):
     code = "HPU012"
     name = "host-read-breaks-graph"
     summary = (".item()/.tolist()/float() of a tensor, print, logging, warnings.warn, .backward(), a NumPy or "
@@ -109,8 +113,10 @@ class HostReadBreaksGraph(LoopCalls):
                "scheduler's step(), a membership test (x in t) on a tensor, math.isfinite()/sqrt()... of a tensor, torch._assert on a tensor, retain_grad(), bisect or "
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
-               "ContextVar.get/set, Tensor.resize_ or a string built from an int argument the calls change inside a "
-               "torch.compile'd function (graph break)")
+               "ContextVar.get/set, Tensor.resize_, a string built from an int argument the calls change, send() on "
+               "an outside generator, eval/exec with a namespace, str()/repr() of a tensor, a cmath call, an operator on "
+               "a non-traceable wrapper subclass or a number minus a Tensor subclass, or a raise caught outside inside "
+               "a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",
@@ -136,6 +142,7 @@ class HostReadBreaksGraph(LoopCalls):
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
         self.internals: set = set()  # ids of functions (statements) with a storage or autograd read (data_ptr)
+        self._operators_init()  # tensor subclasses, raises caught outside, `"..." % t` (compile_operators)
         if not any(word in ctx.source for word in RNN_WORDS):
             self.visit_Name = None  # no Name can spell an RNN class here: not called (dispatch)
 
@@ -148,12 +155,14 @@ class HostReadBreaksGraph(LoopCalls):
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self.in_except += 1
+        self.raises.handler(self.an, node)
 
     def leave_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         self.in_except -= 1
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.built.class_def(node)
+        self.subclasses.class_def(self.an, node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.iters.function_def(self.an, node)
@@ -239,11 +248,13 @@ class HostReadBreaksGraph(LoopCalls):
                 or type(func) is cst.Attribute and func.attr.value == "format":  # (`str(...)`: no code generated)
             self._int_string(node)
         self.generators.call(an, node)
+        self.subclasses.call(node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
             self.passed |= {a.keyword.value for a in node.args if a.keyword is not None
                             and not (type(a.value) is cst.Name and a.value.value == "None")}
         if fn.kind != "function" or not_traced(an):
             return
+        self._subclass_use(node)
         if type(func) is cst.Attribute:
             method = func.attr.value
             recv = an.value(func.value)
@@ -290,6 +301,7 @@ class HostReadBreaksGraph(LoopCalls):
         self.built.assign(an, node)
         self.iters.assign(an, node)
         self.generators.assign(an, node)
+        self.subclasses.assign(an, node, is_compile_call(an, node.value) and bool(node.value.args))
         if is_compile_call(an, node.value):
             self.compiled_names |= {t.target.value for t in node.targets if type(t.target) is cst.Name}
             self.generators.compiled_assign(node, node.value)
@@ -339,7 +351,8 @@ class HostReadBreaksGraph(LoopCalls):
         hit = untraced(an, node, self.in_except > 0, self.passed, self.generators) or unsupported_call(an, self.built, node) \
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
             or library_call(an, node) or host_call(an, node, self.scalars, is_tensor) or self.custom_ops.op_call(
-                an, self.module, node) or internals_call(an, node, maybe_tensor, self.internals)
+                an, self.module, node) or internals_call(an, node, maybe_tensor, self.internals) \
+            or self.iters.send_call(an.function, node) or builtin_call(an, node, is_tensor)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))

@@ -31,6 +31,7 @@ from hpulint.rules.compile_feedback import _definition
 from hpulint.rules.compile_dynamic_branch import compared, value_branches
 from hpulint.rules.compile_list_args import list_argument
 from hpulint.rules.compile_list_lengths import listed_lengths
+from hpulint.rules.compile_local_classes import local_class_argument
 from hpulint.rules.compile_modulo_branch import module_ints
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
@@ -265,6 +266,11 @@ class ChangingValueRecompile(LoopCalls):
                 reported.add(callee)
                 self.report(node, APPENDS.format(name=inner, arg=name, fn=callee))
             if grows:
+                continue
+            local = local_class_argument(self, call, callee, loop)
+            if local is not None:  # a batch class declared by every call of its collate function (compile_local_classes)
+                reported.add(callee)
+                self.report(call, local)
                 continue
             stacked = module_argument(self.module, fn, call, loop.node, self.limit) if fn is not None else None
             if stacked is not None:  # each module of a stack built with different ints (compile_module_args)
