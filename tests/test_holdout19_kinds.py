@@ -362,32 +362,3 @@ def train(model, loader, optimizer):
 
 def test_a_forward_extending_its_batch_dict_grows_nothing_across_steps():
     assert found(PREFIX, ("HPU003",)) == []
-
-
-# (whole-repository reading) a pair of latents a helper returns as a list literal: the counter of
-# the two-pass loop picks one of its tensors, no constant of the graph
-PAIR = """
-import torch
-import torch_xla.core.xla_model as xm
-
-
-class Sampler:
-    def mix(self, x, y):
-        y = (y - 0.1 * x) / 0.9
-        return [x, y]
-
-    def run(self, unet, latent, timesteps):
-        pair = [latent.clone(), latent.clone()]
-        for t in timesteps:
-            pair = self.mix(pair[0], pair[1])
-            for j in range(2):
-                current = pair[j]
-                noise = unet(torch.cat([current] * 2), t)
-                pair[j] = current - noise.chunk(2)[0]
-                xm.mark_step()
-        return pair
-"""
-
-
-def test_an_element_of_a_returned_list_of_tensors_is_no_constant():
-    assert found(PAIR, ("HPU001",)) == []

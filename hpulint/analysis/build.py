@@ -109,11 +109,6 @@ def _value(an, node) -> Val:
         if elt is None or (elt.tag == "elem" and elt.base.tag == "k" and elt.base.kind not in ("tensor", "mask", "seq-tensor")):
             return V_SEQ  # (`[i for i in images]` of a list known to hold no tensors: a list)
         return Tup((elt,))
-    if tp is cst.List and node.elements and len(node.elements) <= 8 \
-            and not any(type(el) is cst.StarredElement for el in node.elements):
-        # `return [x, y]`: a list of those values (a pair of latents picked by a counter is one of
-        # its tensors, no constant of the graph)
-        return Tup((join(tuple(value(an, el.value) for el in node.elements)),))
     if tp in (cst.List, cst.Set):
         return V_SEQ
     if tp is cst.Lambda:  # the lambda's own function: a call through it runs its body
