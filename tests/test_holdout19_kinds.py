@@ -362,3 +362,24 @@ def train(model, loader, optimizer):
 
 def test_a_forward_extending_its_batch_dict_grows_nothing_across_steps():
     assert found(PREFIX, ("HPU003",)) == []
+
+
+def test_a_mini_batch_loop_that_steps_an_optimizer_is_a_loop_of_steps():
+    # PPO's optimisation epochs: each mini-batch is a step of its own (the missing mark_step is
+    # the mini-batch loop's), so the KL test after it runs once an epoch, not once a step
+    src = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def update(agent, optimizer, b_obs, epochs, batch_size, minibatch_size, target_kl):
+    for epoch in range(epochs):
+        for start in range(0, batch_size, minibatch_size):
+            loss, approx_kl = agent.loss(b_obs[start:start + minibatch_size])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        if target_kl is not None and approx_kl > target_kl:
+            break
+"""
+    assert found(src, ("HPU004", "HPU008")) == [("HPU004", 8)]

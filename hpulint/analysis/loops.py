@@ -255,7 +255,9 @@ _PARTS_ITERATED = re.compile(
     r"^_?(?:optimi[sz]ers|opts|schedulers|lr_schedulers|param_groups|micro_?batch(?:es|_list)?|"
     r"micro_?batches_\w+|microbatch_\w+s)$", re.I)
 _MICRO_BATCH_COUNTER = re.compile(r"^_?micro_?batch(?:_?(?:idx|index|id|num|no|i))?$", re.I)
-_PARTS_BOUND = re.compile(r"(?:micro|mini)_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
+_PARTS_BOUND = re.compile(r"micro_?batch|accum\w*_steps\b|accumulation_steps\b", re.I)
+# `range(0, batch_size, mini_batch_size)`: parts of one step unless each pass steps an optimizer itself
+_MINI_BOUND = re.compile(r"mini_?batch", re.I)
 
 
 def bind_for_target(an, node: cst.For, loop) -> None:
@@ -267,6 +269,8 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     target = node.target.value if type(node.target) is cst.Name else ""
     loop.step_parts = bool(_PARTS_ITERATED.match(loop.iter_name) or _MICRO_BATCH_COUNTER.match(target)) or (
         type(source) is cst.Call and an.qualname(source.func) == "range" and bool(_PARTS_BOUND.search(code(source))))
+    loop.mini_parts = type(source) is cst.Call and an.qualname(source.func) == "range" \
+        and bool(_MINI_BOUND.search(code(source)))
     _bind_iter(an, node.target, node.iter, loop.counters)
     bind_host_batch(an, node, loop.iter_value, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`

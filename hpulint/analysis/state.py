@@ -154,6 +154,7 @@ class Loop:
         # its passes are the parts of one step, by their names: `for micro_batch_index in range(n)`,
         # `for i in range(num_microbatches - 1)`, `for _ in range(args.gradient_accumulation_steps)`
         self.step_parts = False
+        self.mini_parts = False  # `range(0, batch_size, mini_batch_size)`: parts unless it steps itself
         # it shows progress per pass (`for t in tqdm(timesteps)`, `progress_bar.update()`): a run
         # of steps a user waits on, not passes unrolled into one graph
         self.progress = False

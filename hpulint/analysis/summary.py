@@ -22,7 +22,7 @@ from hpulint.analysis.syntax import names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 56
+VERSION = 57
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -62,7 +62,7 @@ def summarize(an) -> dict:
                 "marks": body_marks(lp.facts, lp.loader_marks),
                 "iter": to_json(lp.iter_value) if lp.iter_value is not None else None,
                 "iter_name": lp.iter_name,
-                "parts": lp.step_parts,
+                "parts": lp.step_parts or (lp.mini_parts and not lp.facts.opt_step),
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
                 # it fills a tensor it reads, at a position its counter names (`idx[:, i, j] = ix`
