@@ -6,6 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis import guards
+from hpulint.analysis.containers import every_element, new_dict
 from hpulint.analysis.calls import interval_guards, record_call, record_property_read
 from hpulint.analysis.loops import clause_bindings, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import (DEFERRED_CALLBACKS, SETUP_METHODS, MARKING_LOADERS, MASK_FUNCTIONS,
@@ -13,7 +14,7 @@ from hpulint.analysis.names import (DEFERRED_CALLBACKS, SETUP_METHODS, MARKING_L
 from hpulint.analysis.syntax import names_in, string_value
 from hpulint.analysis.state import Loop
 from hpulint.analysis.values import (
-    Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_OTHER, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
+    Arith, Elem, K, Meth, Named, Param, Ret, RetOf, Self, Sym, Tup, Used, by_name, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
 )
 from hpulint.analysis.walker_base import MISSING, TENSOR_ATTRIBUTE_EVIDENCE, _off_flag
 
@@ -68,7 +69,7 @@ class Bindings:
             self._note_cpu_name(t.target, node.value)
             self._note_registry(t.target, node.value)
             if type(t.target) is cst.Name:
-                (self.function.dict_names.add if _new_dict(node.value)
+                (self.function.dict_names.add if new_dict(node.value)
                  else self.function.dict_names.discard)(t.target.value)
 
     def _moved_batch_part(self, name: str, value: cst.BaseExpression) -> None:
@@ -185,26 +186,6 @@ class Bindings:
         fn.bindings[name] = Tup(parts)
         self.value_cache.clear()
 
-    def _every_element(self, target: cst.Subscript) -> bool:
-        """`for name in grads: grads[name] = (grads[name] / n).cpu()`: a store at the top of the
-        body of a loop over the container's own keys replaces every element it held."""
-        loop = self.loop
-        if loop is None or type(loop.node) is not cst.For or not self.blocks or self.blocks[-1] is not loop.block \
-                or len(target.slice) != 1 or type(target.slice[0].slice) is not cst.Index:
-            return False
-        key, node = target.slice[0].slice.value, loop.node
-        if type(key) is not cst.Name:
-            return False
-        it, first = node.iter, node.target
-        if type(it) is cst.Call and type(it.func) is cst.Attribute and not it.args:
-            method, it = it.func.attr.value, it.func.value
-            if method == "items" and type(first) is cst.Tuple and first.elements:
-                first = first.elements[0].value
-            elif method != "keys":
-                return False
-        return type(it) is cst.Name and it.value == target.value.value and type(first) is cst.Name \
-            and first.value == key.value
-
     def _bind_keeping_counter(self, name: str, val: Val) -> None:
         fn = self.function
         kept = fn.pcounters.get(name)
@@ -293,7 +274,7 @@ class Bindings:
                     fn.pcounters[name] = origin
             return
         if type(target) is cst.Subscript and type(target.value) is cst.Name:
-            self.refine_elements(target.value.value, val, self._every_element(target))
+            self.refine_elements(target.value.value, val, every_element(self, target))
             if self.loop is not None:
                 self.loop.mutated.add(target.value.value)  # `tokens[:, step + 1] = nxt`: read next pass
                 if self.loop.counters.intersection(names_in(target)):
@@ -515,11 +496,3 @@ _TENSOR_INPUT_LEAVES = frozenset({
     "mse_loss", "nll_loss", "linear", "conv2d", "interpolate", "pad", "normalize", "embedding",
 })
 
-
-def _new_dict(node: cst.BaseExpression) -> bool:
-    """`{...}`, `dict()`, `OrderedDict()`: a dict this function fills."""
-    if type(node) in (cst.Dict, cst.DictComp):
-        return True
-    return type(node) is cst.Call and not node.args and \
-        (node.func.value if type(node.func) is cst.Name else node.func.attr.value
-         if type(node.func) is cst.Attribute else "") in ("dict", "OrderedDict")
