@@ -162,28 +162,7 @@ LEN_OF_CAPACITY = LEN_READS_COUNT.replace("return int(self.filled.clamp(max=self
                                           "return self.data.shape[0]")
 # measured: 1 graph
 
-BOOL_READS_MASK = """\
-import torch
-
-
-class Padding:
-    def __init__(self, lengths, width):
-        self.pad = torch.arange(width)[None, :] >= lengths[:, None]
-
-    def __bool__(self):
-        return bool(self.pad.any())
-
-
-@torch.compile
-def pool(x, padding):
-    if padding:
-        x = x.masked_fill(padding.pad[..., None], 0.0)
-    return x.sum(1)
-
-
-for _ in range(3):
-    pool(torch.randn(2, 5, 3), Padding(torch.tensor([3, 5]), 5))
-"""
+BOOL_READS_MASK = fixture_code("HPU012/bad_bool_dunder_reads_mask.py")  # (the fixture, measured on Dynamo in its header)
 # measured: a break at line 9 (in __bool__)
 
 BOOL_FROM_INIT = BOOL_READS_MASK.replace(
@@ -262,52 +241,10 @@ for _ in range(4):
 DEFAULT_NONE = DEFAULT_WINDOW.replace("_window=[]):\n", "_window=None):\n    _window = []\n")
 # measured: 1 graph
 
-ENV_SWEEP = """\
-import os
-
-import torch
-
-
-def activation(x):
-    if os.environ.get("ACT_IMPL", "relu") == "relu":
-        return x.relu()
-    return x.tanh()
-
-
-@torch.compile
-def block(x):
-    return activation(x) * 2
-
-
-for impl in ["relu", "tanh", "gelu"]:
-    os.environ["ACT_IMPL"] = impl
-    for _ in range(2):
-        block(torch.randn(4))
-"""
+ENV_SWEEP = fixture_code("HPU017/bad_env_var_swept.py")  # (the fixture, measured on Dynamo in its header)
 # measured: 3 graphs, 2 recompiles (block(), line 12)
 
-ENV_AT_INIT = """\
-import os
-
-import torch
-import torch.nn as nn
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.impl = os.environ.get("ACT_IMPL", "relu")
-
-    def forward(self, x):
-        return x.relu() if self.impl == "relu" else x.tanh()
-
-
-model = torch.compile(Block())
-for impl in ["relu", "tanh", "gelu"]:
-    os.environ["ACT_IMPL"] = impl
-    for _ in range(2):
-        model(torch.randn(4))
-"""
+ENV_AT_INIT = fixture_code("HPU017/good_env_var_read_at_init.py")  # (the fixture, measured on Dynamo in its header)
 # measured: 1 graph
 
 KEY_ORDERS = """\
