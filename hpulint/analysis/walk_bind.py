@@ -143,6 +143,14 @@ class Bindings:
                 if name not in loop.assigned:
                     loop.read_before_assign.add(name)
                 loop.assigned.add(name)
+            old = self._function.bindings.get(name)
+            if type(node.operator) is cst.AddAssign and type(node.value) is cst.List \
+                    and (old is V_SEQ or isinstance(old, Tup)):
+                # `actions += [sampled_action]`: the list holds the new elements too, as with append
+                for el in node.value.elements:
+                    if type(el) is cst.Element:
+                        self.refine_elements(name, self.value(el.value))
+                return
             self._bind_keeping_counter(name, Arith((self.lookup(name), self.value(node.value))))
         elif type(node.target) is cst.Attribute and type(node.target.value) is cst.Name \
                 and node.target.value.value == "self" and self.current_class is not None:
@@ -293,6 +301,8 @@ class Bindings:
             if cls is not None:
                 cls.attrs.setdefault(target.attr.value, []).append(val)
                 v = value_node
+                if type(v) is cst.BinaryOperation and type(v.operator) is cst.Modulo:
+                    v = v.left  # `self.step = (self.step + 1) % self.num_steps`: a counter that wraps
                 if type(v) is cst.Name and v.value == "True" and guards.is_log_flag(target.attr.value):
                     cls.flag_sets.append((target.attr.value, self.function.fid, interval_guards(self)))
                 if type(v) is cst.BinaryOperation and type(v.operator) in (cst.Add, cst.Subtract) \

@@ -36,7 +36,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", "cpu(", "numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "rendezvous(", "] =",
-                "get_scale(", "tensor([", "tensor((", "math", "wandb", "' %", "\" %", "'%", "\"%")
+                "get_scale(", "+=", "-=", "*=", "/=", "tensor([", "tensor((", "math", "wandb", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -126,6 +126,11 @@ class HostSyncEveryStep(Rule):
                 vals = [an.value(e.value) for e in node.args[0].value.elements if type(e) is cst.Element]
                 self._report_any(node, f"`{qn}()` of a list holding a device tensor (it reads each "
                                  "element with `.item()`)", vals)
+            elif type(node.args[0].value) is cst.Name:
+                # `actions += [sampled_action]`, then `torch.tensor(actions)`: the same, by name
+                held = an.value(node.args[0].value)
+                self._defer(node, f"`{qn}()` of a list holding a device tensor (it reads each element "
+                            "with `.item()`)", lambda: _holds_device_tensor(an, held))
             return
         if qn in RENDEZVOUS:
             # PyTorch/XLA's mesh_reduce and rendezvous run the pending graph (`torch_xla.sync()`),
@@ -160,22 +165,41 @@ class HostSyncEveryStep(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         """`boxes[i, pos] = out.bbox_preds[j][0]`: a device value stored into a host tensor is
         copied to the host, and waits for the device."""
-        an = self.an
-        if (an.function.kind == "module" and an.loop is None) or self._failing or len(node.targets) != 1:
+        if len(node.targets) == 1:
+            self._store(node.targets[0].target, node.value, "storing a device tensor into a host tensor")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """`self.tp_arr[b] += tp`, `hist += counts`: a NumPy array (or CPU tensor) updated in place
+        with a device value converts it on the host, and waits for the device. (A Python number
+        `total += loss` becomes a tensor: no copy.)"""
+        target = node.target
+        what = "updating a host array in place with a device tensor"
+        if type(target) is cst.Subscript:
+            self._store(target, node.value, what)
             return
-        target = node.targets[0].target
+        an = self.an
+        if (an.function.kind == "module" and an.loop is None) or self._failing or type(target) is not cst.Name:
+            return  # (`self.hist += t` joins its value into what the attribute holds: not followed)
+        base, value = an.value(target), an.value(node.value)
+        self._defer(node.value, what, lambda: an.is_host(base) and an.is_device_tensor(value)
+                    and not run_output(an, value))
+
+    def _store(self, target, value_node, what: str) -> None:
+        an = self.an
+        if (an.function.kind == "module" and an.loop is None) or self._failing:
+            return
         if type(target) is not cst.Subscript:
             return
         key = an.value(target.slice[0].slice.value) if len(target.slice) == 1 \
             and type(target.slice[0].slice) is cst.Index else None
-        base, value = an.value(target.value), an.value(node.value)
+        base, value = an.value(target.value), an.value(value_node)
 
         def is_copy():
             if key is not None and an.kind(key) not in ("scalar", "data", "size", "tensor", "mask"):
                 return False  # (`inputs[key] = t.to(device)`: a dict's entry, not a tensor's position)
             return an.is_host(base) and an.is_device_tensor(value) and not run_output(an, value)
 
-        self._defer(node.value, "storing a device tensor into a host tensor", is_copy)
+        self._defer(value_node, what, is_copy)
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         an = self.an
@@ -288,6 +312,12 @@ class HostSyncEveryStep(Rule):
             return MESSAGE.format(what=what if isinstance(what, str) else what(), why=why)
 
         self.report(node, "{why}", when=when)
+
+
+def _holds_device_tensor(an, v) -> bool:
+    """A Python list or tuple (not a tensor) of which an element is a device tensor."""
+    got = an.resolve(v)
+    return got.kind == "tuple" and any(p.kind in ("tensor", "mask") for p in got.parts)
 
 
 def _holds_steps(fn, loop) -> bool:
