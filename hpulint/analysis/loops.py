@@ -304,6 +304,26 @@ def _range_len_of(an, source: cst.BaseExpression):
                 return an.value(n.args[0].value)
             if type(n) is cst.Attribute and n.attr.value.startswith(("num_", "n_")):
                 return an.value(n)  # `range(1, trainer.num_unets + 1)`: its name says what it counts
+            first = _first_dim_of(n)
+            if first is not None:
+                return an.value(first)  # `range(img1.shape[0])`: the items of a batch
+    return None
+
+
+def _first_dim_of(n: cst.BaseExpression):
+    """`x.shape[0]`, `x.size(0)`, `x.size()[0]`: the name ``x`` whose first dimension it is, else None."""
+    if type(n) is cst.Subscript and len(n.slice) == 1 and type(n.slice[0].slice) is cst.Index \
+            and type(n.slice[0].slice.value) is cst.Integer and n.slice[0].slice.value.value == "0":
+        base = n.value
+        if type(base) is cst.Attribute and base.attr.value == "shape" and type(base.value) is cst.Name:
+            return base.value
+        if type(base) is cst.Call and not base.args and type(base.func) is cst.Attribute \
+                and base.func.attr.value == "size" and type(base.func.value) is cst.Name:
+            return base.func.value
+    if type(n) is cst.Call and len(n.args) == 1 and type(n.func) is cst.Attribute and n.func.attr.value == "size" \
+            and type(n.func.value) is cst.Name and type(n.args[0].value) is cst.Integer \
+            and n.args[0].value.value == "0":
+        return n.func.value
     return None
 
 

@@ -37,6 +37,12 @@ def without_preparation(linked, loops: dict) -> dict:
             continue
         f = p.functions[fid][1]
         info = f["loops"][i]
+        if _per_item(fid, info):
+            if callers is None:
+                callers = _callers_of(linked)
+            if _called_in_loops(p, callers.get(fid), callers):
+                del out[(fid, i)]
+                continue
         if not info.get("carried"):
             # a decode loop after the run (`for i in range(0, n, chunk): frames.append(vae.decode(...))`)
             earlier = [j for j in range(i) if (fid, j) in loops and f["loops"][j]["parent"] == info["parent"]]
@@ -60,6 +66,24 @@ def without_preparation(linked, loops: dict) -> dict:
         if _called_around_steps(p, callers.get(fid), loops):
             del out[(fid, i)]
     return out
+
+
+def _per_item(fid: str, info: dict) -> bool:
+    """`for i in range(img1.shape[0]): value += lpips(img1[i], img2[i])`: the counter numbers the
+    items of a parameter (its first dimension, its length), and no value the loop carries is
+    handed to a call (a denoising loop hands its latents to the model)."""
+    j = info.get("len_of")
+    return isinstance(j, list) and len(j) == 3 and j[0] == "param" and j[1] == fid and not info.get("feeds")
+
+
+def _called_in_loops(p, sites, callers: dict, depth: int = 0) -> bool:
+    """Every one of ``sites`` (caller, call index) is inside a loop of its function, or at the top
+    level of a function itself only called that way (and there is at least one): the items the
+    callee walks are those of one pass there, a batch."""
+    if not sites or depth > 3:
+        return False
+    return all(p.functions[g][1]["calls"][k][1] != -1 or _called_in_loops(p, callers.get(g), callers, depth + 1)
+               for g, k in sites)
 
 
 def model_only(reason: str) -> bool:
