@@ -444,6 +444,10 @@ class Project(ClassQueries, Symbols):
                     for fid in self.held_forwards(self.shallow(callee)):
                         self.callers.setdefault(fid, []).append((args, kwargs, 1))
                     continue
+                if (c is None or c[1] is None) and isinstance(callee, Param):
+                    # `sample_fn(self, x, cond, t)` with `sample_fn=default_sample_fn`: the
+                    # parameter's default function gets the arguments
+                    c = self._default_function(callee)
                 if c is None or c[1] is None:
                     continue
                 self.callers.setdefault(c[1], []).append((args, kwargs, c[2]))
@@ -459,6 +463,20 @@ class Project(ClassQueries, Symbols):
                         other = self.method(sub, callee.name)
                         if other is not None and other != c[1]:
                             self.callers.setdefault(other, []).append((args, kwargs, 1))
+
+    def _default_function(self, param: Param) -> Optional[tuple]:
+        """("fn", fid, 0) for a parameter whose default is a project function, else None."""
+        entry = self.functions.get(param.fid)
+        default = entry[1].get("defaults", {}).get(param.name) if entry is not None else None
+        if default is None:
+            return None
+        got = self.shallow(self.val(default, entry[0]))
+        if got.kind == SYM and got.ref:
+            s = self.symbol(got.ref)
+            if s is not None and s[0] == "fn":
+                return ("fn", s[1], 0)
+        return None
+
 
 def _mentions_param(j, fid: str) -> bool:
     """Does the summary value ``j`` (JSON) hold a parameter of ``fid``?"""
