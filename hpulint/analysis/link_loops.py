@@ -29,6 +29,11 @@ class StepLoops:
                 return "marks a step"
         if info["parts"]:
             return None  # each optimizer, scheduler or micro-batch of the same step
+        if info.get("env") and self._model_call(fid, index) is not None:
+            # a rollout (`action = policy.act(obs[step]); envs.step(action)`): each pass hands the
+            # policy's action to the environment on the host, one step of its own, also inside
+            # the update loop that trains on the rollout
+            return "runs the policy and steps an environment"
         nested, parent = False, info["parent"]
         while not nested and parent is not None:
             # (a loop that trains inside a loop over a data loader steps on its own: the batch

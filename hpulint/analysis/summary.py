@@ -15,14 +15,16 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hpulint.analysis.host_readers import host_read
-from hpulint.analysis.syntax import names_in
+from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 57
+VERSION = 59
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -51,6 +53,24 @@ def _feeds(fn, lp) -> list:
                    and any(carried.intersection(names_in(a.value)) for a in c.node.args)})
 
 
+# `envs.step(action)`, `self.env.step(a)`, `venv.step(actions)`: a reinforcement-learning
+# environment stepped with an action
+_ENV_NAME = re.compile(r"^_?(?:\w+_)?v?envs?\d*$|^environments?$", re.I)
+
+
+def _steps_env(fn, lp) -> bool:
+    """The loop's body (not a nested loop's) steps an environment with an argument: each pass is
+    one environment step, the action copied to the host for it."""
+    for c in fn.calls:
+        if c.loop != lp.index or type(c.node) is not cst.Call or not c.node.args:
+            continue
+        func = c.node.func
+        if type(func) is cst.Attribute and func.attr.value == "step" \
+                and _ENV_NAME.match(last_name(func.value) or ""):
+            return True
+    return False
+
+
 def summarize(an) -> dict:
     functions = {}
     for fn in an.all_functions:
@@ -76,6 +96,7 @@ def summarize(an) -> dict:
                 "once": lp.once,
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
+                "env": _steps_env(fn, lp),
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)
