@@ -19,7 +19,9 @@ from hpulint.analysis.syntax import last_name
 from hpulint.analysis.values import Arith, CallV, Elem, Join, K, Meth, Named, Ret, RetOf, Used
 from hpulint.rules.base import Rule
 
-_MASK_NAME = re.compile(r"^\w+_mask$", re.I)  # `sequence_mask`, `keep_mask` (a bare `mask` may be an index)
+# `sequence_mask`, `keep_mask` (a bare `mask` may be an index); an environment's `dones`,
+# `terminals`: the episode ends of a replay batch, booleans (a float tensor is no index)
+_MASK_NAME = re.compile(r"^\w+_mask$|^(?:\w+_)?(?:dones?|terminals?|terminated|truncated)$", re.I)
 
 DYNAMIC = {
     "nonzero": "torch.nonzero",

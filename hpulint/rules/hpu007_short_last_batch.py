@@ -43,6 +43,9 @@ class ShortLastBatch(Rule):
         self.hooks: list = []  # (Call, function, flag): loaders a Lightning train_dataloader() returns
         self.sources: dict = {}  # (id(function), name) -> the names its value was made from
         self.seen: set = set()  # DataLoader calls already considered
+        self.local: dict = {}  # (id(function), name) -> the value assigned to it there (None: more than once)
+        self.made: dict = {}  # (id(class scope), method name) -> the DataLoader call the method returns
+        self.delegates: list = []  # (train_dataloader scope, name of the method of its class it returns)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:
@@ -51,6 +54,8 @@ class ShortLastBatch(Rule):
         value = node.value
         if target:
             self.bound[target] = value if target not in self.bound else None
+            key = (id(self.an.function), target)
+            self.local[key] = value if key not in self.local else None
             # `tk0 = tqdm(data_loader)`, `tk0 = data_loader`: what a loop over tk0 iterates
             src = [value] if type(value) in (cst.Name, cst.Attribute) else \
                 [value.args[0].value] if type(value) is cst.Call and value.args and value.args[0].keyword is None \
@@ -78,9 +83,22 @@ class ShortLastBatch(Rule):
         it, one step a batch, and keeps its `drop_last`."""
         value = node.value
         fn = self.an.function
-        if type(value) is cst.Call and self.an.qualname(value.func) in LOADERS and fn is not None \
-                and fn.name.lstrip("_") == "train_dataloader" and fn.cls is not None:
-            self._candidate(value, None, hook=fn)
+        if fn is None or fn.cls is None:
+            return
+        if type(value) is cst.Name:  # `dataloader = DataLoader(...)`, then `return dataloader`
+            value = self.local.get((id(fn), value.value))
+        if type(value) is not cst.Call:
+            return
+        hook = fn.name.lstrip("_") == "train_dataloader"
+        if self.an.qualname(value.func) in LOADERS:
+            if hook:
+                self._candidate(value, None, hook=fn)
+            else:
+                self.made[(id(fn.cls), fn.name)] = value
+        elif hook and not value.args and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name \
+                and value.func.value.value == "self":
+            # `return self.__dataloader()`: the class's own method makes the training loader
+            self.delegates.append((fn, value.func.attr.value))
 
     def visit_For(self, node: cst.For) -> None:
         for call in _calls_in(node.iter):
@@ -124,6 +142,12 @@ class ShortLastBatch(Rule):
 
     def finish(self) -> None:
         an = self.an
+        for fn, name in self.delegates:
+            call = self.made.get((id(fn.cls), name))
+            got = next((e for e in self.loaders if e[0] is call), None)
+            if got is not None:
+                self.loaders.remove(got)
+                self.hooks.append((call, fn, got[2]))
         for call, fn, flag in self.hooks:
             target = an.target_of(fn)
             if target is not None and an.lazy_mode(fn) and flag is None and not self._divides(call):
