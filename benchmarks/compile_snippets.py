@@ -59,7 +59,8 @@ SETS = (("first", 46), ("second", 62), ("third", 75), ("fourth", 95), ("fifth", 
         ("seventh", 155), ("eighth", 175), ("ninth", 195), ("tenth", 215), ("eleventh", 235), ("twelfth", 255),
         ("thirteenth", 275),
         ("fourteenth", 295), ("fifteenth", 315), ("sixteenth", 335), ("seventeenth", 355),
-        ("eighteenth", 375), ("nineteenth", 395), ("twentieth", 415), ("twenty-first", 999))
+        ("eighteenth", 375), ("nineteenth", 395), ("twentieth", 415), ("twenty-first", 435),
+        ("twenty-second", 999))
 
 
 def snippet_number(name: str) -> int:
