@@ -5,8 +5,8 @@
   summaries by :mod:`value_json`); :mod:`resolve`: their meaning, asked of the project or of a
   file's facts;
 - :mod:`build`: expression -> value at a point of the walk;
-- :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind`,
-  :mod:`walk_notes` and shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
+- :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` (assignments),
+  :mod:`walk_uses` (calls, attributes, names), :mod:`walk_notes` and shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
   bookkeeping;
 - :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link` (with
   :mod:`link_targets` for targets and compiled regions): the project linked across files, to a

@@ -15,7 +15,7 @@ class CallSite:
     """A call the walk saw: what is called (a value), where, with what arguments."""
 
     __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index", "guards",
-                 "before")
+                 "before", "fed")
 
     def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
                  deferred: bool, name: str = "") -> None:
@@ -34,6 +34,9 @@ class CallSite:
         # turns out to wrap an optimizer step is dropped when the summary is written)
         self.guards: tuple = ()
         self.before = 0  # how many loops of its function start before it (source order)
+        # argument positions (int) and keywords (str) whose name the call's result is assigned back
+        # to (`ids, logits = update(ids, ...)`): the callee's returned value comes back next call
+        self.fed: list = []
 
 
 class Facts:

@@ -25,6 +25,7 @@ from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
 from hpulint.analysis.values import MAX_SIZE, LoaderAt, Named, Sym, V_NONE, V_SCALAR, V_UNKNOWN, Val, size
 from hpulint.analysis.walk_notes import Notes
 from hpulint.analysis.walk_bind import Bindings
+from hpulint.analysis.walk_uses import Uses
 from hpulint.analysis.walk_defs import Definitions
 from hpulint.analysis.walk_flow import Flow
 from hpulint.analysis.walker_base import COMPILE_BACKENDS, MISSING, _maybe_tensor
@@ -35,7 +36,7 @@ _LAZY_MODE_SET = re.compile(r"PT_HPU_LAZY_MODE['\"]\s*(?:\]\s*=|,|:)\s*['\"]?([0
 _BUILTINS = frozenset(dir(builtins))
 
 
-class Walker(Definitions, Flow, Bindings, Notes):
+class Walker(Definitions, Flow, Bindings, Uses, Notes):
     def __init__(self, module: str = "<string>", is_package: bool = False, target: str = "auto",
                  extra_markers: tuple = ()) -> None:
         self.module = module
