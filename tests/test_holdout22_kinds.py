@@ -328,3 +328,35 @@ def test_a_list_extended_with_device_tensors_is_read_by_torch_tensor():
 
 def test_a_list_extended_with_python_numbers_is_not():
     assert ("HPU005", 14) not in found(ACTIONS.replace("{ITEM}", "len(actions)"), ("HPU005",))
+
+
+# a speculative decoder's helper appends the accepted tokens to the ids it was given and returns
+# them; the decoding loop assigns the result back to the name it passed
+ACCEPT = """
+import torch
+
+
+def accept(input_ids, candidates, best, n):
+    input_ids = torch.cat([input_ids, candidates[None, best, : n + 1]], dim=-1)
+    return input_ids, n + 1
+
+
+def generate(model, input_ids, steps):
+    total = 0
+    for _ in range(steps):
+        candidates = model(input_ids).argmax(-1)
+        {CALL}
+        total += n
+    return input_ids
+"""
+
+
+def test_a_parameter_grown_and_returned_to_a_step_loop_that_passes_it_back_is_an_accumulator():
+    src = ACCEPT.replace("{CALL}", "input_ids, n = accept(input_ids, candidates, 0, 2)")
+    assert found(src, ("HPU003",)) == [("HPU003", 6)]
+
+
+def test_the_same_helper_whose_result_the_loop_keeps_apart_grows_nothing():
+    # (`out` is new every pass: the loop passes the same `input_ids` each time)
+    src = ACCEPT.replace("{CALL}", "out, n = accept(input_ids, candidates, 0, 2)")
+    assert found(src, ("HPU003",)) == []

@@ -69,6 +69,7 @@ class Analysis(Walker):
             fn.compiled_optionally = info.get("optional", False)
             fn.target_info = info["target"]
             fn.counter_reasons = info["counters"]
+            fn.fed_reasons = info.get("fed", {})
             for lp in fn.loops:
                 lp.step_reason = facts.ask(("loop", fn.fid, lp.index))
 

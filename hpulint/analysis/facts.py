@@ -89,6 +89,7 @@ def answer_for(linked, key: tuple):
             "optional": fid in linked.compiled and fid not in linked.compiled_unconditionally,
             "target": list(target) if target else None,
             "counters": dict(sorted(linked.counter_params.get(fid, {}).items())),
+            "fed": dict(sorted(linked.fed_params.get(fid, {}).items())),
         }
     if kind == "loop":
         return linked.step_loops.get((key[1], key[2]))

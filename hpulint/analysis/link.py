@@ -62,6 +62,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self.body_hot: dict = {}
         self.step_loops: dict = {}  # (fid, index) -> reason
         self.counter_params: dict = {}  # fid -> {param: reason}
+        self.fed_params: dict = {}  # fid -> {param: reason}: a step loop assigns the result back to it
         self.targets: dict = {}  # fid -> (target, evidence)
         self.compiled: dict = {}  # fid -> reason
         # fid -> the modules whose `torch.compile(instance)` compiled it (none: a decorator, so
@@ -76,6 +77,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self._steps_and_models()
         self._hot_and_loops()
         self._counters()
+        self._fed_back()
         self._targets()
         self._compiled()
         self._eager()

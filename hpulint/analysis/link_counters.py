@@ -52,6 +52,34 @@ class CounterFacts:
             return None
         return self.counter_params.get(fid, {}).get(rest)
 
+    # --- values fed back through a callee ------------------------------------------------
+
+    def _fed_back(self) -> None:
+        """``fed_params``: fid -> {param: reason} for a parameter whose argument a step loop of a
+        caller assigns the call's result back to (`ids, logits = update(ids, ...)`): what the
+        callee returns for it comes back on the next step."""
+        p = self.project
+        for fid, (_, f) in p.functions.items():
+            for k, keys in f.get("fed", ()):
+                loop = f["calls"][k][1] if k < len(f["calls"]) else -1
+                step = None
+                while loop is not None and loop != -1 and step is None:
+                    step = self.step_loops.get((fid, loop))
+                    loop = f["loops"][loop]["parent"]
+                if step is None:
+                    continue
+                targets = self.call_targets.get(fid, [])
+                for t in targets[k] if k < len(targets) else ():
+                    if t is None or t[1] is None or t[1] not in p.functions:
+                        continue
+                    params = p.functions[t[1]][1]["params"]
+                    for key in keys:
+                        idx = key + t[2] if isinstance(key, int) else None
+                        name = params[idx] if idx is not None and idx < len(params) else key
+                        if isinstance(name, str) and name in params and not name.startswith("*"):
+                            self.fed_params.setdefault(t[1], {}).setdefault(
+                                name, f"the step loop in {self.where(fid)} passes the result back in")
+
     # --- parameters used as indices -----------------------------------------------------
 
     def tensor_index_params(self, fid: str) -> list:

@@ -135,6 +135,20 @@ class GrowingCatAccumulator(Rule):
 
             self.report(node, message, when=when_param)
             return
+        if type(target) is cst.Name and an.loop is None and fn.kind == "function" \
+                and _still_the_argument(an, target.value, fn) and _returns_name(fn.node, target.value):
+            # `input_ids = torch.cat([input_ids, accepted], -1)` in a decoding helper that returns
+            # it, called from a step loop that assigns the result back to what it passed
+            name = target.value
+
+            def when_fed():
+                reason = (getattr(fn, "fed_reasons", None) or {}).get(name)
+                if reason is None or _on_host(an, every, fresh) or an.device_excluded(here):
+                    return None
+                return f"in {fn.name}(), which returns it ({reason})"
+
+            self.report(node, message, when=when_fed)
+            return
         if _persistent(target) and fn.kind == "function":
             # lives across calls: grows on every call of the method that extends it
             if fn.name in SETUP_METHODS:
@@ -297,6 +311,22 @@ def _has_escape(body: cst.CSTNode, name: str) -> bool:
         n = stack.pop()
         if type(n) in (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Del, cst.Global, cst.Nonlocal):
             if name in set(names_in(n)) or type(n) in (cst.FunctionDef, cst.ClassDef):
+                return True
+        stack.extend(n.children)
+    return False
+
+
+def _returns_name(fn_node: cst.CSTNode, name: str) -> bool:
+    """A `return` of the function gives the name back, alone or in a tuple (`return ids, n`)."""
+    stack = list(fn_node.body.children) if hasattr(fn_node, "body") else []
+    while stack:
+        n = stack.pop()
+        if type(n) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if type(n) is cst.Return and n.value is not None:
+            v = n.value
+            parts = [e.value for e in v.elements] if type(v) in (cst.Tuple, cst.List) else [v]
+            if any(type(x) is cst.Name and x.value == name for x in parts):
                 return True
         stack.extend(n.children)
     return False
