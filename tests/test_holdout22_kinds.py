@@ -360,3 +360,69 @@ def test_the_same_helper_whose_result_the_loop_keeps_apart_grows_nothing():
     # (`out` is new every pass: the loop passes the same `input_ids` each time)
     src = ACCEPT.replace("{CALL}", "out, n = accept(input_ids, candidates, 0, 2)")
     assert found(src, ("HPU003",)) == []
+
+
+# a sampler's optional top-k filter (a boolean-mask store) under `if top_k is not None:`; the
+# project's only caller leaves top_k at its default
+TOP_K = """
+import torch
+
+
+def top_k_logits(logits, k):
+    v, _ = torch.topk(logits, k)
+    out = logits.clone()
+    out[out < v[:, [-1]]] = -float("inf")
+    return out
+
+
+def sample(model, x, steps, top_k=None):
+    for _ in range(steps):
+        logits = model(x)[:, -1, :]
+        if top_k is not None:
+            logits = top_k_logits(logits, top_k)
+        x = torch.multinomial(torch.softmax(logits, -1), 1)
+    return x
+
+
+def evaluate(model, x):
+    return sample(model, x, 10{ARGS})
+"""
+
+
+def test_a_helper_under_an_optional_parameter_no_caller_gives_never_runs():
+    assert found(TOP_K.replace("{ARGS}", ""), ("HPU006",)) == []
+
+
+def test_the_same_helper_runs_when_a_caller_gives_the_parameter():
+    assert found(TOP_K.replace("{ARGS}", ", top_k=5"), ("HPU006",)) == [("HPU006", 8)]
+
+
+def test_a_caller_that_spreads_keywords_may_give_it():
+    src = TOP_K.replace("def evaluate(model, x):", "def evaluate(model, x, **kw):").replace("{ARGS}", ", **kw")
+    assert found(src, ("HPU006",)) == [("HPU006", 8)]
+
+
+def test_a_models_forward_keeps_its_optional_branches():
+    # (a framework calls `forward` with whatever the batch holds: `model(**batch)`)
+    src = """
+import torch
+
+
+def merge(ids, embeds, token):
+    rows, cols = torch.where(ids == token)
+    embeds[rows, cols] = 0.0
+    return embeds
+
+
+class Vlm(torch.nn.Module):
+    def forward(self, ids, embeds, pixel_values=None):
+        if pixel_values is not None:
+            embeds = merge(ids, embeds, 5)
+        return embeds
+
+
+def step(model, ids, embeds, opt):
+    model(ids, embeds).sum().backward()
+    opt.step()
+"""
+    assert found(src, ("HPU006",)) == [("HPU006", 6)]

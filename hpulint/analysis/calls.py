@@ -118,6 +118,8 @@ def record_call(an, node: cst.Call) -> None:
         if a.star:
             if a.star == "*":
                 args.append(None)
+            else:
+                fn.spreads.add(len(fn.calls))  # `f(**kwargs)`: any keyword may be given
             continue
         v = an.value(a.value)
         key = a.keyword.value if a.keyword is not None else len(args)
@@ -136,6 +138,9 @@ def record_call(an, node: cst.Call) -> None:
     site.index = len(fn.calls)
     site.before = len(fn.loops)  # loops of its function that start before it
     site.guards = interval_guards(an)
+    if fn.optional_ifs:
+        site.optional = tuple(fn.optional_ifs[id(b.node)] for b in an.if_branches[fn.if_depth:]
+                              if b.in_body and id(b.node) in fn.optional_ifs)
     fn.calls.append(site)
     facts.calls.append(site)
     an.call_sites[id(node)] = site

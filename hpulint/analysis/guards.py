@@ -394,3 +394,18 @@ def has_modulo(test: cst.BaseExpression) -> bool:
             return True
         stack.extend(child_nodes(n))
     return False
+
+
+def given_param(test: cst.BaseExpression, params: set) -> Optional[str]:
+    """The parameter (of ``params``: default `None` or `False`) the test holds only when it is
+    given: `top_k is not None`, `top_k`, `callback is not None and i % k == 0`."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        return given_param(test.left, params) or given_param(test.right, params)
+    if type(test) is cst.Name and test.value in params:
+        return test.value
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name \
+            and test.left.value in params and type(test.comparisons[0].operator) is cst.IsNot:
+        comp = test.comparisons[0].comparator
+        if type(comp) is cst.Name and comp.value == "None":
+            return test.left.value
+    return None

@@ -110,7 +110,10 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         for fid in p.functions:
             out = []
             by_call = []
-            for loop, callee, args, kwargs, tainted, deferred, name, guarded in p.calls(fid):
+            # calls under `if top_k is not None:` with `top_k=None` that no project caller gives
+            dead = {k for k, names in p.functions[fid][1].get("optional", ())
+                    if any(p.never_given(fid, n) for n in names)}
+            for k, (loop, callee, args, kwargs, tainted, deferred, name, guarded) in enumerate(p.calls(fid)):
                 if name == PROPERTY_READ:
                     # `self.temperature` read: a call of its getter when it names a property
                     getter = p.method(callee.base.cls, callee.name)
@@ -121,6 +124,8 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 else:
                     targets = p.targets(callee, name)
                     by_call.append(targets)
+                if k in dead:
+                    continue  # it never runs as the project calls its function
                 for cls in targets or [None]:
                     out.append((loop, cls, args, kwargs, tainted, deferred, callee, guarded))
             self.sites[fid] = out

@@ -57,6 +57,7 @@ class Project(ClassQueries, Symbols):
         self._by_stem: Optional[dict] = None
         self._subclass_map: Optional[dict] = None
         self.callers: dict = {}  # fid -> [(args, kwargs, shift)]
+        self.spread_into: set = set()  # fids some call gives `**kwargs`
         self._calls: dict = {}  # fid -> calls(fid)
         self.registries: Optional[dict] = None  # (module, registry name) -> fids (analysis.registries)
         self.shallow = Resolver(ShallowEnv(self))
@@ -430,8 +431,11 @@ class Project(ClassQueries, Symbols):
         without knowing any parameter (a first, syntactic pass)."""
         subclasses = None
         for fid in self.functions:
-            for _, callee, args, kwargs, *_ in self.calls(fid):
+            spreads = set(self.functions[fid][1].get("spreads", ()))
+            for k, (_, callee, args, kwargs, *_) in enumerate(self.calls(fid)):
                 c = self.classify(callee, self.shallow)
+                if k in spreads and c is not None and c[1] is not None:
+                    self.spread_into.add(c[1])  # `f(**kwargs)`: any of its parameters may be given
                 if (c is None or c[1] is None) and callee.tag == "attr" and callee.base.tag != "self" \
                         and self.shallow(callee.base).kind == MODEL:
                     # `self.model.get_position_ids(ids.cpu(), grid)` on a model of unknown class:
@@ -463,6 +467,25 @@ class Project(ClassQueries, Symbols):
                         other = self.method(sub, callee.name)
                         if other is not None and other != c[1]:
                             self.callers.setdefault(other, []).append((args, kwargs, 1))
+
+    def never_given(self, fid: str, name: str) -> bool:
+        """No project caller gives parameter ``name`` of ``fid`` (whose default is None or False),
+        and at least one calls it: the code under `if name is not None:` never runs as the project
+        uses it."""
+        callers = self.callers.get(fid)
+        if not callers or fid in self.spread_into:
+            return False
+        f = self.functions[fid][1]
+        if f["name"] in ("forward", "__call__") or (f["cls"] is not None and self.is_model_class(f["cls"])):
+            return False  # a model's methods: frameworks call them with whatever a batch holds
+        params = f["params"]
+        if name not in params:
+            return False
+        idx = params.index(name)
+        for args, kwargs, shift in callers:
+            if name in kwargs or None in args or 0 <= idx - shift < len(args):
+                return False
+        return True
 
     def _default_function(self, param: Param) -> Optional[tuple]:
         """("fn", fid, 0) for a parameter whose default is a project function, else None."""

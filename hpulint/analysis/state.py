@@ -15,7 +15,7 @@ class CallSite:
     """A call the walk saw: what is called (a value), where, with what arguments."""
 
     __slots__ = ("node", "callee", "loop", "args", "kwargs", "tainted", "deferred", "name", "index", "guards",
-                 "before", "fed")
+                 "before", "fed", "optional")
 
     def __init__(self, node: cst.Call, callee, loop: int, args: tuple, kwargs: dict, tainted: dict,
                  deferred: bool, name: str = "") -> None:
@@ -37,6 +37,9 @@ class CallSite:
         # argument positions (int) and keywords (str) whose name the call's result is assigned back
         # to (`ids, logits = update(ids, ...)`): the callee's returned value comes back next call
         self.fed: list = []
+        # parameters of its function that must be given for it to run (`if top_k is not None:`
+        # around it, `top_k=None` by default)
+        self.optional: tuple = ()
 
 
 class Facts:
@@ -105,6 +108,9 @@ class Scope:
         self.pending_compile: Optional[str] = None  # a torch.compile in it (see Flow.note_compile)
         self.evidence: dict = {}  # parameter -> kind its use shows (x.new_ones(...) -> tensor)
         self.defaults: dict = {}  # parameter -> the name its default names (`forward_step=ForwardStep`)
+        self.none_params: set = set()  # parameters whose default is `None` or `False`
+        self.optional_ifs: dict = {}  # id(If) -> the parameter its test needs given (`if top_k is not None:`)
+        self.spreads: set = set()  # indices of its calls that pass `**kwargs`
         self.facts = Facts()
         self.returns: list = []  # Vals returned
         self.int_returns: list = []  # per return: the arity of the host int sequence it returns (0: not one)

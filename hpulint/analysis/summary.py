@@ -24,7 +24,7 @@ from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 60
+VERSION = 61
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -120,6 +120,8 @@ def summarize(an) -> dict:
             "ret": to_json(ret) if ret is not None else None,
             "marks": body_marks(fn.facts),
             "fed": [[c.index, c.fed] for c in fn.calls if c.fed],
+            "optional": [[c.index, list(c.optional)] for c in fn.calls if c.optional],
+            "spreads": sorted(fn.spreads),
             "calls": [_call(c, an.wraps_step) for c in calls],
             "loops": loops,
             "decorators": [d for d in fn.decorators if d],

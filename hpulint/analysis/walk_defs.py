@@ -106,6 +106,8 @@ class Definitions:
                 scope.bindings[pname] = Sym(cls.cid) if classmethod else Self(cls.cid)
                 continue
             scope.bindings[pname] = Param(fid, pname)
+            if type(p.default) is cst.Name and p.default.value in ("None", "False"):
+                scope.none_params.add(pname)
             if p.default is not None and type(p.default) in (cst.Name, cst.Attribute):
                 default = self.value(p.default)  # (evaluated where the function is defined)
                 if default.tag in ("sym", "attr"):

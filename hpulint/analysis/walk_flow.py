@@ -77,6 +77,9 @@ class Flow:
         self.statements.append(node)
         frame = IfFrame(node)
         self.if_frames.append(frame)
+        given = guards.given_param(node.test, self.function.none_params)
+        if given is not None:
+            self.function.optional_ifs[id(node)] = given
         interval, device = self.is_interval(node.test), guards.device_predicate(node.test, self.function.device_flags)
         if device is None and self.function.const_bools and dead.never_holds(node.test, self.function.const_bools):
             device = guards.NEVER  # `if ignore_cache_position is False:` after `ignore_cache_position = True`
