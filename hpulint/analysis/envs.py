@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
-    DEVICE_TENSORS, HOST, INST, MODEL, NONE, R, R_UNKNOWN, SCALAR, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE, UNKNOWN, Param, Ret,
-    Sym, Tup, Val, by_name,
+    DEVICE_TENSORS, HOST, INST, LOADER, MLOADER, MODEL, NONE, R, R_UNKNOWN, SCALAR, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE,
+    UNKNOWN, LoaderAt, Marking, Param, Ret, Sym, Tup, Val, by_name,
     known, r,
 )
 
@@ -220,6 +220,9 @@ def val_of(res: R) -> Val:
         return Sym(res.ref)
     if res.kind in (MODEL, INST) and res.ref:
         return Ret(res.ref)  # an instance of that class
+    if res.kind in (LOADER, MLOADER) and res.ref:
+        # the loader a `DataLoader(...)` call made (its site kept, so the link can follow it)
+        return LoaderAt(res.ref) if res.kind == LOADER else Marking(LoaderAt(res.ref))
     return known(res.kind)
 
 

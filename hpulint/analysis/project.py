@@ -108,6 +108,11 @@ class Project(ClassQueries, Symbols):
             if isinstance(name, str) and name in params:
                 mapping[name] = val_of(res)
         got = self.resolve(substitute(self.val(f["ret"], mod), fid, mapping))
+        # (an argument the returned value does not mention, `device` in `return
+        # MpDeviceLoader(loader, device)` as summarised, cannot be what comes back)
+        used = _params_in(f["ret"], fid)
+        args = tuple((k, res) for k, res in args
+                     if (params[k] if isinstance(k, int) and k < len(params) else k) in used)
         if any(res.kind == UNKNOWN for _, res in args):
             # an argument this call passes is unknown: its answer stands only where it is what a
             # known argument brought back (`default(n, 1)`: the 1); the rest the callers decide
@@ -116,6 +121,8 @@ class Project(ClassQueries, Symbols):
             if got.kind == TUPLE:  # `retrieve_timesteps(self.scheduler, n)`: part by part
                 return prefer(got, self.env.ret(fid))
             return self.env.ret(fid)
+        if got.kind in (UNKNOWN, TUPLE):  # what the arguments leave unknown, the callers decide
+            return prefer(got, self.env.ret(fid))
         return got
 
     def calls(self, fid: str) -> list:
@@ -499,6 +506,19 @@ class Project(ClassQueries, Symbols):
             if s is not None and s[0] == "fn":
                 return ("fn", s[1], 0)
         return None
+
+
+def _params_in(j, fid: str) -> set:
+    """The names of ``fid``'s parameters the summary value ``j`` (JSON) holds."""
+    if not isinstance(j, list) or not j:
+        return set()
+    if j[0] == "param":
+        return {j[2]} if j[1] == fid and len(j) > 2 else set()
+    out = set()
+    for x in j[1:]:
+        if isinstance(x, list):
+            out |= _params_in(x, fid)
+    return out
 
 
 def _mentions_param(j, fid: str) -> bool:
