@@ -426,3 +426,62 @@ def step(model, ids, embeds, opt):
     opt.step()
 """
     assert found(src, ("HPU006",)) == [("HPU006", 6)]
+
+
+# a helper wraps each loader in a marking loader; only the training loader feeds the training loop
+WRAPPED = """
+import torch
+from torch.utils import data
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+
+
+def wrap(loader, device):
+    return pl.MpDeviceLoader(loader, device)
+
+
+def main(train_set, test_set, model, opt):
+    device = xm.xla_device()
+    train_loader = data.DataLoader(train_set, batch_size=8{DROP})
+    test_loader = data.DataLoader(test_set, batch_size=8)
+
+    def train_epoch(loader):
+        for x, y in loader:
+            model(x).sum().backward()
+            xm.optimizer_step(opt)
+
+    def evaluate(loader):
+        with torch.no_grad():
+            for x, y in loader:
+                model(x)
+
+    train_epoch(wrap(train_loader, device))
+    evaluate(wrap(test_loader, device))
+"""
+
+
+def test_a_wrapped_evaluation_loader_does_not_feed_the_training_loop():
+    assert found(WRAPPED.replace("{DROP}", ", drop_last=True"), ("HPU007",)) == []
+
+
+def test_the_wrapped_training_loader_still_does():
+    assert found(WRAPPED.replace("{DROP}", ""), ("HPU007",)) == [("HPU007", 14)]
+
+
+def test_torch_tensor_of_a_list_on_the_side_where_it_is_empty_reads_nothing():
+    src = """
+import torch
+
+
+def update(model, x, steps):
+    for _ in range(steps):
+        parts = []
+        parts.append(model(x).mean())
+        parts.append(x.std())
+        {LINE}
+        x = x + b.sum()
+    return x
+"""
+    assert found(src.replace("{LINE}", "b = torch.stack(parts) if len(parts) > 0 else torch.tensor(parts)"),
+                 ("HPU005",)) == []
+    assert found(src.replace("{LINE}", "b = torch.tensor(parts)"), ("HPU005",)) == [("HPU005", 10)]

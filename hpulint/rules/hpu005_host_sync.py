@@ -36,7 +36,7 @@ class HostSyncEveryStep(Rule):
     summary = ".item()/.tolist()/.cpu()/print of a tensor in every step, not under a logging interval"
     triggers = (".item(", ".tolist(", "cpu(", "numpy(", "float(", "int(", "bool(", "print(",
                 "set_postfix", "add_scalar", "f\"", "f'", ".to(", "device=", "array(", "decode(", "mesh_reduce(", "rendezvous(", "] =",
-                "get_scale(", "+=", "-=", "*=", "/=", "tensor([", "tensor((", "math", "wandb", "' %", "\" %", "'%", "\"%")
+                "get_scale(", "+=", "-=", "*=", "/=", "tensor(", "math", "wandb", "' %", "\" %", "'%", "\"%")
     lazy_mode_only = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -58,6 +58,17 @@ class HostSyncEveryStep(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._chained: set[int] = set()  # `.cpu()` calls already reported through `.cpu().item()`
+
+    _empty: frozenset = frozenset()  # `torch.tensor(b)` calls where the list `b` is empty
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`torch.stack(b) if len(b) > 0 else torch.tensor(b, device=d)`: the else side runs with
+        `b` empty, and reads nothing."""
+        name = _nonempty_test(node.test)
+        e = node.orelse
+        if name is not None and type(e) is cst.Call and e.args and type(e.args[0].value) is cst.Name \
+                and e.args[0].value.value == name:
+            self._empty = self._empty | {id(e)}
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if type(node.value) is cst.Call:
@@ -126,7 +137,7 @@ class HostSyncEveryStep(Rule):
                 vals = [an.value(e.value) for e in node.args[0].value.elements if type(e) is cst.Element]
                 self._report_any(node, f"`{qn}()` of a list holding a device tensor (it reads each "
                                  "element with `.item()`)", vals)
-            elif type(node.args[0].value) is cst.Name:
+            elif type(node.args[0].value) is cst.Name and id(node) not in self._empty:
                 # `actions += [sampled_action]`, then `torch.tensor(actions)`: the same, by name
                 held = an.value(node.args[0].value)
                 self._defer(node, f"`{qn}()` of a list holding a device tensor (it reads each element "
@@ -312,6 +323,21 @@ class HostSyncEveryStep(Rule):
             return MESSAGE.format(what=what if isinstance(what, str) else what(), why=why)
 
         self.report(node, "{why}", when=when)
+
+
+def _nonempty_test(test: cst.BaseExpression):
+    """The list name a test holds non-empty: `b`, `len(b)`, `len(b) > 0`, `len(b) != 0`, else None."""
+    if type(test) is cst.Name:
+        return test.value
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        if type(comp.operator) in (cst.GreaterThan, cst.NotEqual) and type(comp.comparator) is cst.Integer \
+                and comp.comparator.value == "0":
+            test = test.left
+    if type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "len" and len(test.args) == 1 \
+            and type(test.args[0].value) is cst.Name:
+        return test.args[0].value.value
+    return None
 
 
 def _holds_device_tensor(an, v) -> bool:
