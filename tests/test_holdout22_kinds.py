@@ -521,3 +521,38 @@ def test_a_prompt_loader_loop_of_whole_pipeline_runs_that_trains_nothing_is_no_s
 def test_the_same_loop_that_also_trains_on_what_it_generated_steps():
     src = CLASS_IMAGES.replace("{TRAIN}", "images.sum().backward()\n        opt.step()")
     assert found(src, ("HPU005",)) == [("HPU005", 24)]
+
+
+# a video pipeline: a restart loop around the denoising loop, then a chunked decode in a helper
+# called once after it
+DECODE_AFTER = """
+import torch
+
+
+class VideoPipeline:
+    def __init__(self, unet, vae):
+        self.unet = unet
+        self.vae = vae
+
+    def decode_latents(self, latents, chunk=16):
+        frames = []
+        for i in range(0, latents.shape[0], chunk):
+            frames.append(self.vae.decode(latents[i : i + chunk]))
+        return torch.cat(frames)
+
+    def __call__(self, latents, timesteps, restarts=1):
+        for r in range(restarts):
+            for i, t in enumerate(timesteps):
+                latents = latents - self.unet(latents, t)
+        {DECODE}
+"""
+
+
+def test_a_decode_loop_after_a_denoising_loop_nested_in_a_restart_loop_finishes_the_run():
+    assert found(DECODE_AFTER.replace("{DECODE}", "return self.decode_latents(latents)"), ("HPU001",)) == []
+
+
+def test_the_denoising_loop_inside_the_restart_loop_still_steps():
+    src = DECODE_AFTER.replace("self.unet(latents, t)", "self.unet(latents, timesteps[i])").replace(
+        "{DECODE}", "return self.decode_latents(latents)")
+    assert found(src, ("HPU001",)) == [("HPU001", 19)]

@@ -93,7 +93,7 @@ def model_only(reason: str) -> bool:
 
 def _called_around_steps(p, sites, loops: dict, after: bool = False) -> bool:
     """Every one of ``sites`` (caller, call index) is at the top level of its function, before
-    (``after``: after) a top-level step loop of that function (and there is at least one site):
+    (``after``: after) a step loop of that function (and there is at least one site):
     `cond = self.prepare_latents(...)` then the denoising loop; the denoising loop then
     `frames = self.decode_latents(latents)`."""
     if not sites:
@@ -104,8 +104,10 @@ def _called_around_steps(p, sites, loops: dict, after: bool = False) -> bool:
         before = call[8] if len(call) > 8 else None
         if call[1] != -1 or before is None:
             return False
+        # (the call is at its function's top level, so every loop before it is over, nested ones
+        # too: a denoising loop inside a FreeInit loop over restarts)
         span = range(before) if after else range(before, len(f["loops"]))
-        if not any((g, j) in loops and f["loops"][j]["parent"] is None for j in span):
+        if not any((g, j) in loops for j in span):
             return False
     return True
 
