@@ -1,0 +1,114 @@
+"""The twenty-second held-out set's kinds, statically (no torch): `dir(obj)`, a frame read
+(`sys._getframe`), a change of the warnings filters, `str()` of a size that varies, and a generator
+given to a compiled function that iterates it (HPU012); a size made a Python constant by
+`int.bit_length()`, a NumPy function or a `range()` bound, in a region fed sizes that vary (HPU015).
+Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
+TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
+from __future__ import annotations
+
+import snippets
+from snippets import compile_found as found, compile_messages as messages
+
+
+def quiet(src: str) -> list:
+    return snippets.found(src)  # every code: nothing at all
+
+
+PROBE = """\
+import torch
+import torch.nn as nn
+
+
+class Layer(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        y = self.proj(x)
+        if "gate" in dir(self):
+            y = y * self.gate(y).sigmoid()
+        return y
+
+
+layers = nn.Sequential(Layer(8), Layer(8))
+layers[1].gate = nn.Linear(8, 8)
+net = torch.compile(layers)
+for _ in range(3):
+    net(torch.randn(2, 8))
+"""
+# measured: a break at line 12 in each layer, 1 recompile ("Dynamo does not know how to trace builtin operator `dir`")
+
+PROBE_HASATTR = PROBE.replace('"gate" in dir(self)', 'hasattr(self, "gate")')
+# measured: 1 graph, no break
+
+FRAME_TAG = """\
+import sys
+import torch
+
+seen = {}
+
+
+def record(t):
+    who = sys._getframe(1).f_code.co_name
+    seen[who] = t.detach().abs().max()
+    return t
+
+
+@torch.compile
+def encode(x):
+    h = record(x.tanh())
+    return h * 2
+
+
+for _ in range(3):
+    encode(torch.randn(4, 4))
+"""
+# measured: a break at line 8, 1 recompile (the dict `seen` gets its key)
+
+FRAME_NAMED = FRAME_TAG.replace("def record(t):\n    who = sys._getframe(1).f_code.co_name\n",
+                                "def record(t, who):\n").replace("record(x.tanh())", 'record(x.tanh(), "encode")')
+# measured: no break, 1 recompile (the key of `seen`)
+
+QUIET_FILTER = """\
+import warnings
+import torch
+import torch.nn.functional as F
+
+
+@torch.compile
+def resize(x):
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning)
+        y = F.interpolate(x, scale_factor=2.0, mode="nearest")
+    return y.relu()
+
+
+for _ in range(3):
+    resize(torch.randn(1, 2, 4, 4))
+"""
+# measured: a break at line 9 (`warnings.simplefilter("ignore")` in its place too; either one outside a
+# `catch_warnings` block breaks too, logged at the line in warnings.py it calls from)
+
+QUIET_BLOCK = QUIET_FILTER.replace('        warnings.filterwarnings("ignore", category=UserWarning)\n', "")
+# measured: 1 graph, no break (`catch_warnings()` alone is traced)
+
+
+def test_dir_of_an_object():
+    assert found(PROBE) == [("HPU012", 12)]
+    assert "`dir(self)`" in messages(PROBE)[0]
+    assert quiet(PROBE_HASATTR) == []
+
+
+def test_frame_read():
+    assert found(FRAME_TAG) == [("HPU012", 8)]
+    assert "`sys._getframe()`" in messages(FRAME_TAG)[0]
+    assert quiet(FRAME_NAMED) == []
+
+
+def test_warnings_filter_changed():
+    assert found(QUIET_FILTER) == [("HPU012", 9)]
+    assert "warnings filters" in messages(QUIET_FILTER)[0]
+    simple = QUIET_FILTER.replace('filterwarnings("ignore", category=UserWarning)', 'simplefilter("ignore")')
+    assert found(simple) == [("HPU012", 9)]
+    assert quiet(QUIET_BLOCK) == []
