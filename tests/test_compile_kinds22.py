@@ -112,3 +112,40 @@ def test_warnings_filter_changed():
     simple = QUIET_FILTER.replace('filterwarnings("ignore", category=UserWarning)', 'simplefilter("ignore")')
     assert found(simple) == [("HPU012", 9)]
     assert quiet(QUIET_BLOCK) == []
+
+
+PENALTY = """\
+import torch
+import torch.nn as nn
+
+
+@torch.compile
+def l2_penalty(weights, scale):
+    total = 0.0
+    for w in weights:
+        total = total + w.pow(2).sum()
+    return scale * total
+
+
+net = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 1))
+for _ in range(3):
+    out = net(torch.randn(4, 6)).mean() + l2_penalty(net.parameters(), 1e-4)
+    out.backward()
+"""
+# measured: a break at line 8 ("Dynamo does not know how to iterate over
+# `UserDefinedObjectVariable(generator)`"), no graph: the function runs eagerly
+
+PENALTY_LIST = PENALTY.replace("l2_penalty(net.parameters(), 1e-4)", "l2_penalty(weights, 1e-4)").replace(
+    "for _ in range(3):", "weights = list(net.parameters())\nfor _ in range(3):")
+# measured: 1 graph, no break
+
+PENALTY_GENEXP = PENALTY.replace("l2_penalty(net.parameters(), 1e-4)",
+                                 "l2_penalty((p for p in net.parameters() if p.dim() > 1), 1e-4)")
+# measured: a break at line 8, no graph
+
+
+def test_generator_object_given_to_a_compiled_function():
+    assert found(PENALTY) == [("HPU012", 8)]
+    assert "a generator object its caller passes" in messages(PENALTY)[0]
+    assert quiet(PENALTY_LIST) == []
+    assert found(PENALTY_GENEXP) == [("HPU012", 8)]
