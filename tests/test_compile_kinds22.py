@@ -149,3 +149,127 @@ def test_generator_object_given_to_a_compiled_function():
     assert "a generator object its caller passes" in messages(PENALTY)[0]
     assert quiet(PENALTY_LIST) == []
     assert found(PENALTY_GENEXP) == [("HPU012", 8)]
+
+
+GRID_KEY = """\
+import torch
+
+grids = {}
+
+
+def grid_for(x):
+    key = "-".join(map(str, x.shape[-2:]))
+    if key not in grids:
+        grids[key] = torch.ones(x.shape[-2:])
+    return grids[key]
+
+
+@torch.compile
+def add_grid(x):
+    return x.relu() + grid_for(x)
+
+
+for side in (8, 12, 16, 20, 12):
+    add_grid(torch.randn(2, side, side))
+"""
+# measured: a break at line 7 ("... builtin operator `str` with argument types ['int']"), 5 recompiles
+# (the cache keyed by the size: HPU015's size key, at the compiled def)
+
+GRID_ONE_SIZE = GRID_KEY.replace("for side in (8, 12, 16, 20, 12):", "for side in (8, 8, 8):")
+# measured: no break, 1 recompile (the size stays static; the cache gets its key)
+
+GRID_COMPREHENSION = GRID_KEY.replace('"-".join(map(str, x.shape[-2:]))',
+                                      '"-".join([str(s) for s in x.shape[-2:]])')
+# measured: a break at line 7
+
+
+BUCKET = """\
+import torch
+import torch.nn.functional as F
+
+
+def to_bucket(x):
+    n = x.shape[-1]
+    size = 1 << (n - 1).bit_length()
+    return F.pad(x, (0, size - n))
+
+
+@torch.compile
+def encode(x):
+    return to_bucket(x).cumsum(-1)
+
+
+for n in (5, 9, 17, 33, 6, 12):
+    encode(torch.randn(2, n))
+"""
+# measured: no break, 5 recompiles (a guard on the size for `bit_length`)
+
+BUCKET_MULTIPLE = BUCKET.replace("1 << (n - 1).bit_length()", "(n + 7) // 8 * 8")
+# measured: 1 recompile (int arithmetic on the size stays symbolic)
+
+NORMALIZED = """\
+import numpy as np
+import torch
+
+
+@torch.compile
+def mean_per_row(x):
+    return x.sum() / np.prod(x.shape[:-1])
+
+
+for n in (4, 8, 6, 10, 12, 3):
+    mean_per_row(torch.randn(n, 5))
+"""
+# measured: 5 recompiles
+
+NORMALIZED_MATH = NORMALIZED.replace("import numpy as np\n", "import math\n").replace("np.prod", "math.prod")
+# measured: 1 recompile
+
+LEVELS = """\
+import math
+import torch
+import torch.nn.functional as F
+
+
+@torch.compile
+def pyramid(x):
+    depth = int(math.log2(x.shape[-1])) - 1
+    feats = []
+    for _ in range(depth):
+        feats.append(x.mean((-2, -1)))
+        x = F.avg_pool2d(x, 2)
+    return torch.stack(feats, -1).sum(-1)
+
+
+for side in (8, 16, 12, 32, 64, 24):
+    pyramid(torch.randn(1, 2, side, side))
+"""
+# measured: 4 recompiles (the loop unrolled, a guard on the size)
+
+LEVELS_FIXED = LEVELS.replace("int(math.log2(x.shape[-1])) - 1", "3")
+# measured: 1 recompile
+
+
+def test_text_of_a_size_that_changes():
+    assert found(GRID_KEY) == [("HPU012", 7), ("HPU015", 13)]
+    assert "the text of a size" in messages(GRID_KEY)[0]
+    assert quiet(GRID_ONE_SIZE) == []
+    assert found(GRID_COMPREHENSION) == [("HPU012", 7), ("HPU015", 13)]
+
+
+def test_bit_length_of_a_size():
+    assert found(BUCKET) == [("HPU015", 7)]
+    assert "`int.bit_length()` has no symbolic form" in messages(BUCKET)[0]
+    assert quiet(BUCKET_MULTIPLE) == []
+
+
+def test_numpy_function_of_a_size():
+    assert found(NORMALIZED) == [("HPU015", 7)]
+    assert "NumPy function" in messages(NORMALIZED)[0]
+    assert quiet(NORMALIZED_MATH) == []
+
+
+def test_loop_bound_from_a_size():
+    assert found(LEVELS) == [("HPU015", 10)]
+    assert "unrolls a Python loop" in messages(LEVELS)[0]
+    assert quiet(LEVELS_FIXED) == []

@@ -45,6 +45,8 @@ from hpulint.rules.compile_numpy_draws import FIX_NP, np_random_break
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
+from hpulint.rules.compile_size_specializers import FIX_TEXT as FIX_SIZE_TEXT, TEXT_WHY as SIZE_TEXT_WHY, \
+    comp_size_targets, size_text, sizes_change
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_tensor_internals import internals_call, internals_read
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
@@ -134,6 +136,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         self.bounded: set = set()  # ids of statements with a slice-bound finding
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
         self.iterated: set = set()  # (id of a function, parameter) it iterates (a generator object given)
+        self.comp_sizes: set = set()  # (id of a function, name) a comprehension binds to a size (compile_size_specializers)
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
         self.internals: set = set()  # ids of functions (statements) with a storage or autograd read (data_ptr)
         self._operators_init()  # tensor subclasses, raises caught outside, `"..." % t` (compile_operators)
@@ -232,6 +235,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
     def visit_CompFor(self, node: cst.CompFor) -> None:
         if self.an.function.kind == "function" and not not_traced(self.an):
             self._iterated(node.iter)
+            self.comp_sizes |= comp_size_targets(self.an, node)
 
     def _iterated(self, it: cst.BaseExpression) -> None:
         """A parameter iterated, that a call of the compiled function fills with a Python generator
@@ -258,6 +262,12 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         if type(func) is cst.Name and func.value == "str" and not func.lpar \
                 or type(func) is cst.Attribute and func.attr.value == "format":  # (`str(...)`: no code generated)
             self._int_string(node)
+        hit = size_text(an, node, self.comp_sizes) if type(func) is cst.Name else None
+        if hit is not None and not not_traced(an):  # `str(n)` of a size that changes (compile_size_specializers)
+            said, check = hit
+            self._report(node, said, FIX_SIZE_TEXT, lambda: check() and any(sizes_change(self, n)
+                                                                            for n in self.compiled_names),
+                         subject=lambda: (said, SIZE_TEXT_WHY))
         self.generators.call(an, node)
         self.subclasses.call(node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
