@@ -109,7 +109,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
                "ContextVar.get/set, Tensor.resize_, a string built from an int argument the calls change, send() on "
-               "an outside generator, iterating a generator object passed in, dir(), sys._getframe, warnings.simplefilter, eval/exec with a namespace, str()/repr() of a tensor, a cmath call, an operator on "
+               "an outside generator, iterating a generator object passed in, dir(), sys._getframe, warnings.simplefilter, eval/exec with a namespace, str()/repr() of a tensor or str() of a size that changes, a cmath call, an operator on "
                "a non-traceable wrapper subclass or a number minus a Tensor subclass, or a raise caught outside inside "
                "a torch.compile'd function (graph break)")
     fix_safety = "unsafe"

@@ -80,6 +80,7 @@ class StaticShapesRecompile(LoopCalls):
         self.size_tests: list = []  # (function scope, compared(...)): `if ids.shape[-1] < n:` in a function
         self.windows: list = []  # (pooling call, function scope, window text): a window from a size (compile_shape_windows)
         self.sizes: dict = {}  # id(function scope) -> {name: (tensor, dim)}: `n = x.shape[1]` (compile_size_modulo)
+        self.looped: set = set()  # ids of compiled FunctionDefs with a Python-loop finding (compile_tensor_loops)
         self.specialized: list = []  # (node, function scope, (kind, said)): a size made a constant (compile_size_specializers)
         self.modulo_tests: list = []  # (function scope, test, tensor, dim, modulus, check): `if n % 8:` on a size
         self.ints = None  # module-level names bound once to an int literal (compile_modulo_branch)
@@ -243,6 +244,7 @@ class StaticShapesRecompile(LoopCalls):
             msg = looped_sizes(self, self.an, call, callee, loop, counters, fn, skip)
             if msg is not None:
                 done.add(callee)
+                self.looped.add(id(fn))  # its loop is this finding, not a range bound's (compile_size_specializers)
                 self.report(call, msg)
 
     def _helper_marks(self) -> None:
@@ -314,6 +316,8 @@ class StaticShapesRecompile(LoopCalls):
             msg = WINDOW.format(op=code(node.func), fn=fn.name, arg=window, compiled=varying, limit=self.limit)
             self.report(node, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
         for node, fn, (kind, said) in self.specialized if varying is not None else ():
+            if kind == "range" and id(fn.node) in self.looped:
+                continue
             msg = specialized_message(kind, said, fn.name, varying, self.limit)
             self.report(node, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
 
