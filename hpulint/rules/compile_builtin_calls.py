@@ -13,7 +13,14 @@ inside a compiled region each one is a graph break at its line.
   or ``str.format`` of a 0-d tensor are traced (no break);
 - any ``cmath`` function (``cmath.exp(1j * phi)``, ``cmath.rect``, ``cmath.phase``), even of constants:
   Dynamo has no handler for the ``cmath`` builtins; ``torch.polar(...)`` or ``torch.exp(1j * phi)`` of
-  a 0-d tensor ``phi`` is traced.
+  a 0-d tensor ``phi`` is traced;
+- ``dir(obj)`` (an attribute probe, ``"adapter" in dir(self)``): "Dynamo does not know how to trace
+  builtin operator `dir`"; ``hasattr(self, "adapter")`` is traced;
+- a frame read, ``sys._getframe(k)`` (the caller's name in a helper: ``.f_code.co_qualname``),
+  ``inspect.currentframe()`` or ``inspect.stack()``: Dynamo has no frame objects to give;
+- ``warnings.simplefilter(...)`` / ``warnings.filterwarnings(...)`` (the filter list is global
+  state): a break at the call, also inside ``with warnings.catch_warnings():`` (the ``with`` alone,
+  its body a tensor op, is traced: no break).
 """
 from __future__ import annotations
 
@@ -34,21 +41,39 @@ CMATH_WHY = "Dynamo does not trace the `cmath` module's functions (C builtins it
 FIX_CMATH = ("Compute it with torch in the graph (`torch.polar(torch.ones_like(phi), phi)` or `torch.exp(1j * phi)` "
              "with `phi` a 0-d tensor), or compute the Python number in the eager code and pass it in")
 TEXT_CALLS = frozenset({"str", "repr"})
+DIR_WHY = "Dynamo does not trace the builtin `dir()` (\"Dynamo does not know how to trace builtin operator `dir`\")"
+FIX_DIR = ("Probe the attribute with `hasattr(self, name)` (traced), or decide once in `__init__` (or where the "
+           "attribute is set) and keep a flag")
+FRAMES = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack"})
+FRAME_WHY = "Dynamo cannot give Python frame objects to the traced code (`{name}()` is not traced)"
+FIX_FRAME = ("Pass the name in (`observe(t, \"stem\")`), or read it once in the eager code; a frame read has "
+             "nothing to add to a graph")
+FILTERS = frozenset({"warnings.simplefilter", "warnings.filterwarnings"})
+FILTER_WHY = "Dynamo does not trace a change of the warnings filters (`{name}()`, global state)"
+FIX_FILTER = ("Set the filter once in the eager code (at import, or around the compiled call: "
+              "`with warnings.catch_warnings(): warnings.simplefilter(\"ignore\"); out = compiled(x)`)")
 
 
 def builtin_call(an, node: cst.Call, is_tensor) -> Optional[tuple]:
     """(what is said, why, fix, check) for `eval`/`exec` with a namespace, `str`/`repr` of a
-    tensor, or a `cmath` call; None otherwise."""
+    tensor, `dir(obj)`, a frame read, a change of the warnings filters, or a `cmath` call; None
+    otherwise."""
     func = node.func
     if type(func) is cst.Name and func.value not in an.bound_names():
         name = func.value
         if name in ("eval", "exec") and (len(node.args) > 1 or any(a.keyword is not None for a in node.args)):
             return f"`{name}(...)`", EVAL_WHY.format(name=name), FIX_EVAL, lambda: True
+        if name == "dir" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
+            return f"`{code(node)}`", DIR_WHY, FIX_DIR, lambda: True
         if name in TEXT_CALLS and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
             v = an.value(node.args[0].value)
             return f"`{code(node)}`", TEXT_WHY, FIX_TEXT, lambda: is_tensor(an, v)
         return None
     qn = an.qualname(func) or ""
+    if qn in FRAMES:
+        return f"`{qn}()`", FRAME_WHY.format(name=qn), FIX_FRAME, lambda: True
+    if qn in FILTERS:
+        return f"`{qn}(...)`", FILTER_WHY.format(name=qn), FIX_FILTER, lambda: True
     if qn.startswith("cmath.") and qn.count(".") == 1:
         return f"`{qn}(...)`", CMATH_WHY, FIX_CMATH, lambda: True
     return None

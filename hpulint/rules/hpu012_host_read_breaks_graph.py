@@ -41,9 +41,12 @@ from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contain
 from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_move_read import move_read_fix
+from hpulint.rules.compile_numpy_draws import FIX_NP, np_random_break
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
-from hpulint.rules.compile_passed_generators import PassedGenerators
+from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
+from hpulint.rules.compile_size_specializers import FIX_TEXT as FIX_SIZE_TEXT, TEXT_WHY as SIZE_TEXT_WHY, \
+    comp_size_targets, size_text, sizes_change
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
 from hpulint.rules.compile_tensor_internals import internals_call, internals_read
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
@@ -76,11 +79,6 @@ AUTOGRAD = ("Dynamo does not trace a backward pass inside the compiled function 
             "(\"Unsupported Tensor.backward() call\"; `trace_autograd_ops` is off by default)")
 FIX_BACKWARD = ("Return the loss and call `.backward()` in the eager code around the compiled function "
                 "(the backward of a compiled forward is compiled too)")
-NP_SCALAR = ("Dynamo runs NumPy calls as torch ops, but this draw returns a Python number, read "
-             "to the host")
-NP_MISSING = "Dynamo runs NumPy calls as torch ops, and torch's NumPy has no `{name}`"
-FIX_NP = ("Draw it with torch in the graph (`torch.empty(()).uniform_(a, b)`, `torch.rand(())`), "
-          "or draw it in the eager code and pass it in as a tensor")
 SKIPPED = "Dynamo does not trace `{name}()` (it skips the call: {kind})"
 FIX_TIME = ("Read the clock in the eager code around the compiled call (after a device synchronize), "
             "or use the profiler")
@@ -93,9 +91,6 @@ CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monot
 # Python random draws Dynamo 2.13 skips (randint, randrange and uniform are traced)
 PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", "shuffle", "sample",
                        "getrandbits", "triangular", "betavariate", "expovariate"})
-# torch._numpy.random (torch 2.13): what Dynamo can run; the position of each one's `size`
-NP_RANDOM = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
-             "normal": 2, "randint": 2, "choice": 1, "seed": None, "shuffle": None}
 RNN_WORDS = ("GRU", "LSTM", "RNN")
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 
@@ -114,7 +109,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                "heapq, DLPack, checkpoint_sequential, a strided nested tensor, cudnn.flags as a context manager, a "
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
                "ContextVar.get/set, Tensor.resize_, a string built from an int argument the calls change, send() on "
-               "an outside generator, eval/exec with a namespace, str()/repr() of a tensor, a cmath call, an operator on "
+               "an outside generator, iterating a generator object passed in, dir(), sys._getframe, warnings.simplefilter, eval/exec with a namespace, str()/repr() of a tensor or str() of a size that changes, a cmath call, an operator on "
                "a non-traceable wrapper subclass or a number minus a Tensor subclass, or a raise caught outside inside "
                "a torch.compile'd function (graph break)")
     fix_safety = "unsafe"
@@ -140,6 +135,8 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         self.broken: set = set()  # ids of @contextmanager generators with a finding already
         self.bounded: set = set()  # ids of statements with a slice-bound finding
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
+        self.iterated: set = set()  # (id of a function, parameter) it iterates (a generator object given)
+        self.comp_sizes: set = set()  # (id of a function, name) a comprehension binds to a size (compile_size_specializers)
         self.custom_ops = CustomOps()  # operators the file defines with torch.library (compile_custom_ops)
         self.internals: set = set()  # ids of functions (statements) with a storage or autograd read (data_ptr)
         self._operators_init()  # tensor subclasses, raises caught outside, `"..." % t` (compile_operators)
@@ -230,9 +227,27 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         self.iters.for_loop(an, node)
         if an.function.kind != "function" or not_traced(an):
             return
+        self._iterated(node.iter)
         fn, iters = an.function, self.iters
         self._report(node.iter, None, FIX_NEXT, lambda: iters.loader_loop(fn, node) is not None,
                      subject=lambda: iters.loader_loop(fn, node))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if self.an.function.kind == "function" and not not_traced(self.an):
+            self._iterated(node.iter)
+            self.comp_sizes |= comp_size_targets(self.an, node)
+
+    def _iterated(self, it: cst.BaseExpression) -> None:
+        """A parameter iterated, that a call of the compiled function fills with a Python generator
+        object (`model.parameters()`): the first iteration in the function (compile_passed_generators)."""
+        fn = self.an.function
+        if type(it) is not cst.Name or it.value not in (fn.params or ()) or (id(fn), it.value) in self.iterated:
+            return
+        self.iterated.add((id(fn), it.value))
+        gens = self.generators
+        said = f"iterating `{it.value}`, a generator object its caller passes,"
+        self._report(it, said, FIX_LAZY, lambda: gens.lazy_given(fn, it.value) is not None,
+                     subject=lambda: (said, LAZY_WHY))
 
     def leave_With(self, node: cst.With) -> None:
         if id(node) in self.fork_withs:
@@ -247,6 +262,12 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         if type(func) is cst.Name and func.value == "str" and not func.lpar \
                 or type(func) is cst.Attribute and func.attr.value == "format":  # (`str(...)`: no code generated)
             self._int_string(node)
+        hit = size_text(an, node, self.comp_sizes) if type(func) is cst.Name else None
+        if hit is not None and not not_traced(an):  # `str(n)` of a size that changes (compile_size_specializers)
+            said, check = hit
+            self._report(node, said, FIX_SIZE_TEXT, lambda: check() and any(sizes_change(self, n)
+                                                                            for n in self.compiled_names),
+                         subject=lambda: (said, SIZE_TEXT_WHY))
         self.generators.call(an, node)
         self.subclasses.call(node)
         if type(node.func) is cst.Name and node.func.value in self.compiled_names:
@@ -374,7 +395,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             self._report(node, said, FIX_BACKWARD, lambda: True, subject=lambda: (said, AUTOGRAD))
         elif qn.startswith("numpy.random.") and qn.count(".") == 2:
             name = qn.rsplit(".", 1)[1]
-            why = _np_random_break(name, node)
+            why = np_random_break(name, node)
             if why is not None:
                 said = f"`np.random.{name}(...)`"
                 self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
@@ -477,17 +498,3 @@ def _callee(an, built, fn, node: cst.Call) -> tuple:
     if hit is not None:
         return hit
     return f"a call of `{disabled_callee(an, fn.fid, node)}()`", DISABLED_WHY, FIX_DISABLED
-
-
-def _np_random_break(name: str, call: cst.Call):
-    """Why `np.random.<name>(...)` breaks the graph (measured on 2.13), or None: a function torch's
-    NumPy lacks, or a draw with no size (a Python number)."""
-    if name not in NP_RANDOM:
-        return NP_MISSING.format(name=f"np.random.{name}")
-    at = NP_RANDOM[name]
-    if at is None:
-        return None
-    positional = [a for a in call.args if a.keyword is None and a.star == ""]
-    sized = len(positional) > at or any(a.keyword is not None and a.keyword.value == "size" for a in call.args) \
-        or any(a.star for a in call.args)
-    return None if sized else NP_SCALAR

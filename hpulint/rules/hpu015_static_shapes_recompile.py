@@ -27,6 +27,8 @@ from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, mark
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
 from hpulint.rules.compile_shape_windows import MESSAGE as WINDOW, shape_window, sizes_vary
+from hpulint.rules.compile_size_specializers import (message as specialized_message, range_bound, size_specializer,
+                                                     sizes_change)
 from hpulint.rules.compile_tensor_loops import looped_sizes
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
                                          input_forms, size_key)
@@ -57,7 +59,7 @@ class StaticShapesRecompile(LoopCalls):
                "filled in the compiled region; a buffer re-registered larger in the compiled region when an input is longer; a "
                "branch on the size of an input the loop grows by concatenation; a Python loop over an input whose first "
                "dimension follows a loop counter or a random draw; a batch of one among batches of other sizes; a pooling "
-               "window computed from the input's size over 3 or more input sizes; a branch on a size modulo a constant fed "
+               "window, a bit_length(), a NumPy function or a range() bound computed from the input's size over 3 or more input sizes; a branch on a size modulo a constant fed "
                "sizes on both sides of it")
     triggers = ("dynamic=False", "mark_static", "compile")
     fix_safety = "safe or unsafe"
@@ -78,6 +80,8 @@ class StaticShapesRecompile(LoopCalls):
         self.size_tests: list = []  # (function scope, compared(...)): `if ids.shape[-1] < n:` in a function
         self.windows: list = []  # (pooling call, function scope, window text): a window from a size (compile_shape_windows)
         self.sizes: dict = {}  # id(function scope) -> {name: (tensor, dim)}: `n = x.shape[1]` (compile_size_modulo)
+        self.looped: set = set()  # ids of compiled FunctionDefs with a Python-loop finding (compile_tensor_loops)
+        self.specialized: list = []  # (node, function scope, (kind, said)): a size made a constant (compile_size_specializers)
         self.modulo_tests: list = []  # (function scope, test, tensor, dim, modulus, check): `if n % 8:` on a size
         self.ints = None  # module-level names bound once to an int literal (compile_modulo_branch)
 
@@ -88,6 +92,9 @@ class StaticShapesRecompile(LoopCalls):
         window = shape_window(an, node)
         if window is not None:
             self.windows.append((node, an.function, window))
+        spec = size_specializer(an, node)
+        if spec is not None:
+            self.specialized.append((node, an.function, spec))
         qn = an.qualname(node.func) or ""
         if qn.endswith("mark_static") and node.args and type(node.args[0].value) is cst.Name \
                 and an.loop is not None:
@@ -143,6 +150,9 @@ class StaticShapesRecompile(LoopCalls):
 
     def visit_For(self, node: cst.For) -> None:
         self.every_for.append(node)
+        spec = range_bound(self.an, node)
+        if spec is not None:
+            self.specialized.append((node.iter, self.an.function, spec))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.every_assign.append(node)
@@ -234,6 +244,7 @@ class StaticShapesRecompile(LoopCalls):
             msg = looped_sizes(self, self.an, call, callee, loop, counters, fn, skip)
             if msg is not None:
                 done.add(callee)
+                self.looped.add(id(fn))  # its loop is this finding, not a range bound's (compile_size_specializers)
                 self.report(call, msg)
 
     def _helper_marks(self) -> None:
@@ -297,24 +308,22 @@ class StaticShapesRecompile(LoopCalls):
             return
 
     def _shape_windows(self) -> None:
-        """A pooling window computed from an input's size, in a region fed sizes that vary (compile_shape_windows)."""
+        """A pooling window computed from an input's size (compile_shape_windows), or a size made a
+        Python constant (compile_size_specializers), in a region fed sizes that vary."""
         varying = next((name for name in self.compiled if self._sizes_vary(name) or sizes_vary(self, self.module, name)),
-                       None) if self.windows else None
+                       None) if self.windows or self.specialized else None
         for node, fn, window in self.windows if varying is not None else ():
             msg = WINDOW.format(op=code(node.func), fn=fn.name, arg=window, compiled=varying, limit=self.limit)
+            self.report(node, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
+        for node, fn, (kind, said) in self.specialized if varying is not None else ():
+            if kind == "range" and id(fn.node) in self.looped:
+                continue
+            msg = specialized_message(kind, said, fn.name, varying, self.limit)
             self.report(node, "{why}", when=lambda fn=fn, msg=msg: msg if compiled_why(self.an, fn) else None)
 
     def _sizes_vary(self, name: str) -> bool:
         """``name`` is called in a loop with a size that takes 3 or more values (or more than the limit)."""
-        for call, callee, loop, counters in self.calls:
-            if callee != name:
-                continue
-            for a in call.args:
-                shape = self.shape_counters(a.value, loop, counters)
-                n = counter_values(counters, shape) if shape else None
-                if self.unbounded(shape, counters) or n is not None and n >= MANY:
-                    return True
-        return False
+        return sizes_change(self, name)
 
     def _varying_call(self, name: str):
         """(what varies, the argument, how many values or None for more than the limit) for a
