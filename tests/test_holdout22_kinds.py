@@ -487,42 +487,6 @@ def update(model, x, steps):
     assert found(src.replace("{LINE}", "b = torch.tensor(parts)"), ("HPU005",)) == [("HPU005", 10)]
 
 
-# class images generated before training: a loader of prompts, one pipeline run per batch
-CLASS_IMAGES = """
-import torch
-from torch.utils.data import DataLoader
-
-
-class Pipeline:
-    def __init__(self, unet):
-        self.unet = unet
-
-    def __call__(self, prompt, steps=20):
-        x = torch.randn(1, 4, 8, 8)
-        for t in range(steps):
-            x = x - self.unet(x, t)
-        return x
-
-
-def generate(unet, prompts, opt):
-    pipe = Pipeline(unet)
-    loader = DataLoader(prompts, batch_size=2)
-    for example in loader:
-        images = pipe(example["prompt"])
-        {TRAIN}
-        print(f"{example['index'][0]}")
-"""
-
-
-def test_a_prompt_loader_loop_of_whole_pipeline_runs_that_trains_nothing_is_no_step_loop():
-    assert found(CLASS_IMAGES.replace("{TRAIN}", "pass"), ("HPU005",)) == []
-
-
-def test_the_same_loop_that_also_trains_on_what_it_generated_steps():
-    src = CLASS_IMAGES.replace("{TRAIN}", "images.sum().backward()\n        opt.step()")
-    assert found(src, ("HPU005",)) == [("HPU005", 24)]
-
-
 # a video pipeline: a restart loop around the denoising loop, then a chunked decode in a helper
 # called once after it
 DECODE_AFTER = """

@@ -74,12 +74,6 @@ class StepLoops:
             return None
         own = self._own(fid, index)
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
-            if any(cls is not None and cls[1] in multi and cls[1] != fid for _, cls, *_ in own):
-                facts = self.training_facts(fid, index)
-                if not (facts["backward"] or facts["opt_step"]):
-                    # `for example in prompt_loader: images = pipeline(example["prompt"]).images`:
-                    # each batch is whole sampling runs, and nothing trains
-                    return None
             return LOADER_PASS  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
             if cls is not None and cls[1] in self.steps and cls[1] != fid:
