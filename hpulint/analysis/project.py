@@ -121,7 +121,7 @@ class Project(ClassQueries, Symbols):
             if got.kind == TUPLE:  # `retrieve_timesteps(self.scheduler, n)`: part by part
                 return prefer(got, self.env.ret(fid))
             return self.env.ret(fid)
-        if got.kind in (UNKNOWN, TUPLE):  # what the arguments leave unknown, the callers decide
+        if got.kind == TUPLE:  # parts the arguments leave unknown: what the callers decide
             return prefer(got, self.env.ret(fid))
         return got
 
