@@ -37,6 +37,10 @@ def record_call(an, node: cst.Call) -> None:
             # steps through it is written for hpu's lazy mode
             an.evidence.setdefault("hpu", "marks steps with torchcompat's mark_step (Gaudi's lazy mode)")
         return
+    if qn == "setattr" and len(node.args) == 3 and type(node.args[2].value) is cst.Call:
+        # `setattr(model, name, QLinear(mod))`: a layer replaced by an instance of a project module
+        # (quantization, LoRA injection); a compiled model then runs its forward
+        an.swapped.append((an.value(node.args[2].value), fn.name))
     if qn == XLA_OPTIMIZER_STEP:
         facts.opt_step.append(node)
         an.call_statement[id(node)] = an.statement

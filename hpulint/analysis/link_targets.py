@@ -101,6 +101,8 @@ class TargetsAndRegions:
                         todo.append(fid)
                     if fid in self.compiled_in:  # (not when a decorator compiles it everywhere)
                         self.compiled_in[fid].add(mod)
+                if v.kind == MODEL:
+                    todo += self._swapped_in(mod, s, how, optional)
         always = list(self.compiled_unconditionally)
         while todo:
             fid = todo.pop()
@@ -120,6 +122,25 @@ class TargetsAndRegions:
                 if cls is not None and cls[1] in self.compiled and cls[1] not in self.compiled_unconditionally:
                     self.compiled_unconditionally.add(cls[1])
                     always.append(cls[1])
+
+    def _swapped_in(self, mod: str, s: dict, how: str, optional: bool) -> list:
+        """The forwards of project modules the file swaps into a module with `setattr(model, name,
+        QLinear(mod))` (quantization, LoRA injection), next to a compiled model: the compiled
+        model runs them in place of the layers they replace."""
+        p = self.project
+        out = []
+        for j, where in s.get("swapped", ()):
+            got = p.resolve(p.val(j, mod))
+            fid = p.method(got.ref, "forward") if got.kind == MODEL and got.ref else None
+            if fid is None or fid in self.compiled or p.functions[fid][1]["name"] in TORCH_CALL_MACHINERY:
+                continue
+            self.compiled[fid] = f"compiled with {how} (swapped into the model with `setattr` in {where}())"
+            self.compiled_in[fid] = {mod}
+            if not optional:
+                self.always_compiled.add(fid)
+                self.compiled_unconditionally.add(fid)
+            out.append(fid)
+        return out
 
     def _lazy_module(self, mod: str) -> bool:
         """The module marks lazy steps (mark_step...) or sets PT_HPU_LAZY_MODE=1."""
