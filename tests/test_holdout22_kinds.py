@@ -520,3 +520,9 @@ def test_the_denoising_loop_inside_the_restart_loop_still_steps():
     src = DECODE_AFTER.replace("self.unet(latents, t)", "self.unet(latents, timesteps[i])").replace(
         "{DECODE}", "return self.decode_latents(latents)")
     assert found(src, ("HPU001",)) == [("HPU001", 19)]
+
+
+def test_a_single_name_assigned_back_from_the_helper_is_fed_back_too():
+    src = ACCEPT.replace("    return input_ids, n + 1", "    return input_ids").replace(
+        "{CALL}", "input_ids = accept(input_ids, candidates, 0, 2)\n        n = 1")
+    assert found(src, ("HPU003",)) == [("HPU003", 6)]

@@ -110,8 +110,8 @@ class Bindings:
         is assigned back to (the call's site keeps them)."""
         names = set()
         for t in node.targets:
-            els = t.target.elements if type(t.target) in (cst.Tuple, cst.List) else (t.target,)
-            names.update(e.value for e in (getattr(x, "value", x) for x in els) if type(e) is cst.Name)
+            parts = [e.value for e in t.target.elements] if type(t.target) in (cst.Tuple, cst.List) else [t.target]
+            names.update(e.value for e in parts if type(e) is cst.Name)
         if not names:
             return
         site = next((c for c in reversed(self.function.calls) if c.node is node.value), None)
