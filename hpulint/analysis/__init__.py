@@ -8,7 +8,7 @@
 - :mod:`walker` (with its handlers in :mod:`walk_defs`, :mod:`walk_flow`, :mod:`walk_bind` (assignments),
   :mod:`walk_uses` (calls, attributes, names), :mod:`walk_notes` and shared helpers in :mod:`walker_base`), :mod:`loops`, :mod:`guards`, :mod:`state`: the walk's
   bookkeeping;
-- :mod:`summary`: what a file tells the project; :mod:`project`, :mod:`link` (with
+- :mod:`summary`: what a file tells the project; :mod:`project` (its callers in :mod:`call_sites`), :mod:`link` (with
   :mod:`link_targets` for targets and compiled regions): the project linked across files, to a
   fixed point; :mod:`facts`: one file's recorded window onto it;
 - :mod:`core`: :class:`Analysis`, the interface rules ask.
