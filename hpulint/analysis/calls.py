@@ -146,6 +146,7 @@ def record_call(an, node: cst.Call) -> None:
         site.optional = tuple(fn.optional_ifs[id(b.node)] for b in an.if_branches[fn.if_depth:]
                               if b.in_body and id(b.node) in fn.optional_ifs)
     fn.calls.append(site)
+    an.call_sites[id(node)] = site
     facts.calls.append(site)
     an.call_sites[id(node)] = site
 

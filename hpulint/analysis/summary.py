@@ -58,17 +58,18 @@ def _feeds(fn, lp) -> list:
 _ENV_NAME = re.compile(r"^_?(?:\w+_)?v?envs?\d*$|^environments?$", re.I)
 
 
-def _steps_env(fn, lp) -> bool:
-    """The loop's body (not a nested loop's) steps an environment with an argument: each pass is
-    one environment step, the action copied to the host for it."""
+def _env_loops(fn) -> set:
+    """The loops whose body (not a nested loop's) steps an environment with an argument: each pass
+    is one environment step, the action copied to the host for it."""
+    out = set()
     for c in fn.calls:
-        if c.loop != lp.index or type(c.node) is not cst.Call or not c.node.args:
+        if c.loop < 0 or c.loop in out or type(c.node) is not cst.Call or not c.node.args:
             continue
         func = c.node.func
         if type(func) is cst.Attribute and func.attr.value == "step" \
                 and _ENV_NAME.match(last_name(func.value) or ""):
-            return True
-    return False
+            out.add(c.loop)
+    return out
 
 
 def summarize(an) -> dict:
@@ -76,6 +77,7 @@ def summarize(an) -> dict:
     for fn in an.all_functions:
         calls = fn.calls + list(fn.property_reads.values()) if fn.property_reads else fn.calls
         loops = []
+        env = _env_loops(fn) if fn.loops else ()
         for lp in fn.loops:
             loops.append({
                 "parent": lp.parent.index if lp.parent is not None else None,
@@ -96,7 +98,7 @@ def summarize(an) -> dict:
                 "once": lp.once,
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
-                "env": _steps_env(fn, lp),
+                "env": lp.index in env,
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)

@@ -114,8 +114,8 @@ class Bindings:
             names.update(e.value for e in parts if type(e) is cst.Name)
         if not names:
             return
-        site = next((c for c in reversed(self.function.calls) if c.node is node.value), None)
-        if site is None:
+        site = self.call_sites.get(id(node.value))
+        if site is None or site.node is not node.value:
             return
         pos = 0
         for a in node.value.args:

@@ -63,6 +63,7 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes):
         self.not_tensors: list = []
         self._branch_of: dict = {}  # id(node) -> (kind, IfFrame or None)
         self.call_order: dict = {}  # id(Call) -> rank in source order
+        self.call_sites: dict = {}  # id(Call) -> its CallSite (the calls the walk filed)
         self.call_statement: dict = {}  # id(Call) -> statement, for backward/step/marker calls
         self.value_cache: dict = {}
         self.default_device_set = False
