@@ -35,7 +35,6 @@ class Callers:
             out.append(default)
         return out
 
-
     def _build_callers(self) -> None:
         """Who calls each project function with what, from the calls whose callee is clear
         without knowing any parameter (a first, syntactic pass)."""

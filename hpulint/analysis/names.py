@@ -266,6 +266,16 @@ def is_model_class_name(name: str) -> bool:
     return bool(_MODEL_CLASS.search(name))
 
 
+# `envs.step(action)`, `self.env.step(a)`, `venv.step(actions)`: a reinforcement-learning
+# environment stepped with an action
+_ENV_NAME = re.compile(r"^_?(?:\w+_)?v?envs?\d*$|^environments?$", re.I)
+
+
+def is_env_name(name: Optional[str]) -> bool:
+    """``env``, ``envs``, ``venv``, ``train_envs``, ``environment``: names users give environments."""
+    return bool(name) and _ENV_NAME.match(name) is not None
+
+
 _TOKENIZER_NAME = re.compile(r"(?:^|_)tokenizer_?\d*$", re.I)
 
 

@@ -84,7 +84,7 @@ class Project(ClassQueries, Symbols, Callers):
         hit = self._returns_params.get(fid)
         if hit is None:
             f = self.functions[fid][1]
-            hit = self._returns_params[fid] = f["ret"] is not None and _mentions_param(f["ret"], fid)
+            hit = self._returns_params[fid] = f["ret"] is not None and bool(_params_in(f["ret"], fid))
         return hit
 
     def ret_with(self, fid: str, args: tuple) -> R:
@@ -420,12 +420,3 @@ def _params_in(j, fid: str) -> set:
         if isinstance(x, list):
             out |= _params_in(x, fid)
     return out
-
-
-def _mentions_param(j, fid: str) -> bool:
-    """Does the summary value ``j`` (JSON) hold a parameter of ``fid``?"""
-    if not isinstance(j, list):
-        return False
-    if j and j[0] == "param":
-        return j[1] == fid
-    return any(_mentions_param(x, fid) for x in j[1:] if isinstance(x, list))

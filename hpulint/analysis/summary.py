@@ -15,11 +15,10 @@ other files' summaries by :mod:`hpulint.analysis.project`:
 """
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from hpulint.analysis.host_readers import host_read
+from hpulint.analysis.names import is_env_name
 from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
@@ -53,11 +52,6 @@ def _feeds(fn, lp) -> list:
                    and any(carried.intersection(names_in(a.value)) for a in c.node.args)})
 
 
-# `envs.step(action)`, `self.env.step(a)`, `venv.step(actions)`: a reinforcement-learning
-# environment stepped with an action
-_ENV_NAME = re.compile(r"^_?(?:\w+_)?v?envs?\d*$|^environments?$", re.I)
-
-
 def _env_loops(fn) -> set:
     """The loops whose body (not a nested loop's) steps an environment with an argument: each pass
     is one environment step, the action copied to the host for it."""
@@ -67,7 +61,7 @@ def _env_loops(fn) -> set:
             continue
         func = c.node.func
         if type(func) is cst.Attribute and func.attr.value == "step" \
-                and _ENV_NAME.match(last_name(func.value) or ""):
+                and is_env_name(last_name(func.value)):
             out.add(c.loop)
     return out
 

@@ -115,7 +115,7 @@ class Bindings:
         if not names:
             return
         site = self.call_sites.get(id(node.value))
-        if site is None or site.node is not node.value:
+        if site is None:
             return
         pos = 0
         for a in node.value.args:
