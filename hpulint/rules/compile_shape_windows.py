@@ -52,23 +52,38 @@ def shape_window(an, node: cst.Call) -> Optional[str]:
     return None
 
 
+_ASSIGNED: dict = {}  # id of a function node -> (the node, its _assigned): the last few functions asked
+
+
 def _assigned(fn: cst.FunctionDef) -> dict:
     """Local name -> expressions assigned to it in ``fn`` (a tuple unpacking gives each name the whole value)."""
+    hit = _ASSIGNED.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if len(_ASSIGNED) > 64:
+        _ASSIGNED.clear()
     out: dict = {}
+    _ASSIGNED[id(fn)] = (fn, out)
+    sized = False
     for n in descendants(fn.body):
+        if not sized and (type(n) is cst.Attribute and n.attr.value == "shape"
+                          or type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value == "size"):
+            sized = True
         if type(n) is cst.Assign:
             for t in n.targets:
                 for name in target_names(t.target):
                     out.setdefault(name, []).append(n.value)
         elif type(n) in (cst.AnnAssign, cst.AugAssign) and type(n.target) is cst.Name and n.value is not None:
             out.setdefault(n.target.value, []).append(n.value)
+    if not sized:
+        out.clear()  # no size read anywhere in the function: nothing assigned comes from one
     return out
 
 
 def _from_size(expr: cst.BaseExpression, assigned: dict, depth: int) -> bool:
     if is_size(expr):
         return True
-    if depth >= 4:
+    if depth >= 4 or not assigned:
         return False
     return any(_from_size(v, assigned, depth + 1) for name in set(names_in(expr)) for v in assigned.get(name, ()))
 

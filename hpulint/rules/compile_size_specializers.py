@@ -97,8 +97,8 @@ def size_text(an, node: cst.Call, comp_sizes: set) -> Optional[tuple]:
     to a size, in ``comp_sizes``); None otherwise."""
     fn = an.function
     func = node.func
-    if fn.kind != "function" or type(fn.node) is not cst.FunctionDef or type(func) is not cst.Name \
-            or func.value in an.bound_names():
+    if type(func) is not cst.Name or func.value not in ("map", "str") or fn.kind != "function" \
+            or type(fn.node) is not cst.FunctionDef or func.value in an.bound_names():
         return None
     args = [a.value for a in node.args if a.keyword is None and not a.star]
     said = f"`{_short(node)}`, the text of a size,"
