@@ -504,7 +504,8 @@ def mask_value(v: Val) -> bool:
     if v is V_MASK:
         return True
     if isinstance(v, Arith):
-        return v.op in ("cmp", "torchmask", "invert")
+        # (`(u > 0) * (l == u)`, `valid & ~done`: masks combined are a mask)
+        return v.op in ("cmp", "torchmask", "invert") or v.op == "arith" and all(mask_value(p) for p in v.parts)
     if isinstance(v, Meth):
         return v.name in MASK_METHODS
     if isinstance(v, Join):

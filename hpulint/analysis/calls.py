@@ -7,7 +7,7 @@ import libcst as cst
 
 from hpulint.analysis.dead import why_never
 from hpulint.analysis.guards import NEVER
-from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, is_int_arith
+from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, clamped, is_int_arith
 from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
 from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, string_value
 from hpulint.analysis.state import CallSite
@@ -131,7 +131,7 @@ def record_call(an, node: cst.Call) -> None:
             kwargs[key] = v
         else:
             args.append(v)
-        if is_int_arith(a.value):
+        if is_int_arith(a.value) and not clamped(a.value, an.counter_in):
             hit = an.counter_in(a.value)
             if hit is not None:
                 origin = hit[1]

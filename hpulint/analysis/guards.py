@@ -19,6 +19,7 @@ from typing import NamedTuple, Optional
 
 import libcst as cst
 
+from hpulint.analysis.loops import assigns_in
 from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, string_value
 
 DEVICES = {"hpu": "hpu", "habana": "hpu", "gaudi": "hpu", "xla": "xla", "tpu": "xla", "cuda": "cuda",
@@ -65,17 +66,38 @@ def flag_attribute(test: cst.BaseExpression) -> Optional[str]:
     return None
 
 
-def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset()) -> bool:
+def unit_names(module: cst.Module, set_globals: set) -> frozenset:
+    """Module-level names bound once, to 1 (`log_interval = 1`), that no function re-binds with
+    `global`: `step % log_interval == 0` holds on every step. None when the module's top level
+    runs `exec(...)` or reads `globals()` (nanoGPT's configurator overrides its defaults)."""
+    for st in module.body:
+        if type(st) not in (cst.FunctionDef, cst.ClassDef) and any(
+                type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in ("exec", "globals")
+                for n in descendants(st)):
+            return frozenset()
+    counts: dict = {}
+    for st in assigns_in(module):
+        for t in st.targets:
+            if type(t.target) is cst.Name:
+                name = t.target.value
+                one = type(st.value) is cst.Integer and st.value.value == "1"
+                counts[name] = (counts.get(name, (0, True))[0] + 1, one)
+    return frozenset(n for n, (k, one) in counts.items() if k == 1 and one and n not in set_globals)
+
+
+def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset(), units=frozenset()) -> bool:
     """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
     `should_log`, `finished`, a name in ``flags``, and `and`/`or` of those (an `and` needs one, an
-    `or` both)."""
+    `or` both). ``units``: names bound to 1 (see unit_names): `% log_interval` is no interval."""
     if type(test) is cst.Comparison:
         if len(test.comparisons) != 1:
             return False
         op = test.comparisons[0].operator
         sides = (test.left, test.comparisons[0].comparator)
         if type(op) is cst.Equal:
-            if any(_has_modulo(x) for x in sides) or counters & set(names_in(test)):
+            if units and any(_modulo_by(x, units) for x in sides):
+                return False  # `iter_num % log_interval == 0` with `log_interval = 1`: every step
+            if any(_has_modulo(x, units) for x in sides) or counters & set(names_in(test)):
                 return True
             # `global_step == args.max_train_steps`, `step == args.warmup`: one step, with a step
             # counter kept by hand (`global_step += 1`)
@@ -85,7 +107,7 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
         if type(op) is cst.In:
             # `it in metric_lg.log_iters`, `step in save_steps`: the steps a logger picked
             return bool(_LOG_STEPS.search(last_name(sides[1]) or ""))
-        if type(op) in (cst.LessThan,) and _has_modulo(sides[0]) and not _has_modulo(sides[1]):
+        if type(op) in (cst.LessThan,) and _has_modulo(sides[0], units) and not _has_modulo(sides[1], units):
             # `(step * n_cores) % log_step < n_cores`: the first few steps of each period, a
             # window as wide as the step's stride (once a period, counted per core)
             return True
@@ -98,10 +120,10 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset())
                                                             or _STEP_NAME.match(last_name(sides[0]) or ""))
         return False
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return _has_modulo(test.expression)
+        return _has_modulo(test.expression, units)
     if type(test) is cst.BooleanOperation:
-        left = is_interval_test(test.left, counters, flags)
-        right = is_interval_test(test.right, counters, flags)
+        left = is_interval_test(test.left, counters, flags, units)
+        right = is_interval_test(test.right, counters, flags, units)
         if type(test.operator) is cst.And:
             return left or right
         # `g_it == 0 or (g_it + 1) % 500 == 0`: one value of a number besides an interval
@@ -204,14 +226,21 @@ def _with_container(node: cst.BaseExpression) -> frozenset:
 _ACCUMULATION = re.compile(r"accum", re.I)
 
 
-def _has_modulo(node: cst.CSTNode) -> bool:
+def _modulo_by(node: cst.CSTNode, units: frozenset) -> bool:
+    return type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo \
+        and type(node.right) is cst.Name and node.right.value in units
+
+
+def _has_modulo(node: cst.CSTNode, units=frozenset()) -> bool:
     """A `% k` in the test; not `% accum_grad` (`(batch_idx + 1) % accum_grad == 0` holds on every
-    optimizer update: a training step, not a logging interval)."""
+    optimizer update: a training step, not a logging interval), nor `% k` with ``k`` in ``units``."""
     stack = [node]
     while stack:
         n = stack.pop()
         if type(n) is cst.BinaryOperation:
             if type(n.operator) is cst.Modulo:
+                if type(n.right) is cst.Name and n.right.value in units:
+                    return False
                 return not _ACCUMULATION.search(code(n.right))
             stack += (n.left, n.right)
         elif type(n) is cst.BooleanOperation:  # `(k > 0 and step % k) == 0`

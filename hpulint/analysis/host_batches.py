@@ -55,19 +55,21 @@ def moves_its_batch(body: cst.CSTNode, batch: set) -> bool:
     return False
 
 
-def bind_host_batch(an, node: cst.For, iterated, counters: set) -> None:
-    """Rebind the loop's batch names to host tensors when its body moves them (see above);
-    ``iterated``: the value of what the loop iterates, inside `enumerate()` or `tqdm()`."""
+def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
+    """Rebind the loop's batch names to host tensors when its body moves them (see above), and
+    say whether it did; ``iterated``: the value of what the loop iterates, inside `enumerate()`
+    or `tqdm()`."""
     if is_marking(iterated):
-        return
+        return False
     batch = {n for n in target_names(node.target) if n not in counters}
     if len(batch) != 1 or not moves_its_batch(node.body, batch):
         # (a batch the target unpacks, `for x, y in loader:`, is followed part by part: a part
         # sliced before its move is still the device's input, see walk_bind._moved_batch_part)
-        return
+        return False
     bindings = an.function.bindings
     for n in batch:
         v = bindings.get(n)
         if v is not None:
             bindings[n] = HostBatch(v)
     an.value_cache.clear()
+    return True

@@ -28,6 +28,8 @@ from hpulint.analysis.calls import PROPERTY_READ
 from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_loops import LOADER_PASS, StepLoops
 from hpulint.analysis.link_targets import TargetsAndRegions
+
+STEP = "step"  # a call reached from the one-step update a step loop's pass calls (see link)
 from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import without_preparation
@@ -249,12 +251,14 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 inner = self._inner_loops(fid, i)
                 batch = reason == LOADER_PASS
                 info = p.functions[fid][1]["loops"][i]
-                iterates_steps = info["iter"] is None and info["carried"]  # `while ...: x = one_step(x)`
+                # `while ...: x = one_step(x)`, `for _ in range(n): ids = update(ids, ...)` (not a
+                # loop over a data loader: a batch a pass, whatever its callees run)
+                iterates_steps = info["carried"] and (info["iter"] is None or not batch)
                 for loop, cls, args, kwargs, tainted, deferred, callee, guarded in self.sites[fid]:
-                    if loop in inner and not guarded:
+                    if loop in inner and not self._logging_only(guarded, cls):
                         why = f"called from the step loop in {self.where(fid)}"
-                        if cls is not None and cls[1] in multi and loop == i and cls[1] in self.calls_model \
-                                and iterates_steps:
+                        if cls is not None and cls[1] in multi and loop == i and iterates_steps \
+                                and (cls[1] in self.calls_model or cls[1] in self.reaches_model):
                             body_steps.append((cls[1], why))  # the step the loop runs (see _loop_reason)
                         todo.append((fid, cls, args, kwargs, deferred, why, batch))
             for fid in list(new_hot):
@@ -263,7 +267,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             for target, why in body_steps:
                 if target not in body:
                     body[target] = why
-                    todo += [t + (False,) for t in self._from_hot(target, new_loops)]
+                    todo += [t + (STEP,) for t in self._from_hot(target, new_loops)]
             holders = {fid for fid, _ in new_loops}
             for fid, why in seeds.items():
                 # a model's forward() that holds a decoding loop (captioning's greedy decode), an
@@ -278,7 +282,13 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             while todo:
                 caller, cls, args, kwargs, deferred, why, batch = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):
-                    if target in multi:
+                    if target in multi and batch is STEP:
+                        # a function the step's one-step update calls (a draft model's tree
+                        # expansion in speculative decoding): inside that step, its loops too
+                        if target not in new_hot:
+                            new_hot[target] = why
+                            todo += [t + (STEP,) for t in self._from_hot(target)]
+                    elif target in multi:
                         # a function that calls whole step loops, called once per batch of a
                         # loop over a data loader: its own body runs once per batch (a PPO step
                         # generates, then masks its trajectory). A function that holds a step
@@ -310,7 +320,12 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         # under `if step % save_steps == 0:`): it does not make its callee hot
         return [(fid, cls, args, kwargs, deferred, props.get(cls[1], why) if cls is not None else why)
                 for loop, cls, args, kwargs, _, deferred, _, guarded in self.sites[fid]
-                if not guarded and loop not in skip]
+                if not self._logging_only(guarded, cls) and loop not in skip]
+
+    def _logging_only(self, guarded: bool, cls) -> bool:
+        """A call under a logging-interval test runs on a few steps only; not a call of a function
+        that steps (`if t % replay_every == 0: agent.learn(mem)`): that test is how often it trains."""
+        return guarded and not (cls is not None and cls[1] is not None and cls[1] in self.steps)
 
     def reached_from(self, fid: str, callee: str, what: str = "") -> str:
         """Why ``callee`` runs where ``fid`` does: it calls it, or reads it (a property)."""

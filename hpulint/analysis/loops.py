@@ -177,6 +177,19 @@ def is_int_arith(node: cst.BaseExpression) -> bool:
     return _arith_of(node, (cst.Name, cst.Integer), ("min", "max", "int", "abs", "round", "len"), True)
 
 
+def clamped(node: cst.BaseExpression, counter_in) -> bool:
+    """`min(gamma, total - pos - 1)`: a counter capped by a value that is not one takes at most that
+    many values (near the start or the end of the run), not a new one every pass. ``counter_in``:
+    the walker's ((name, the Loop or a parameter's name) or None); a parameter that may carry a
+    counter from the caller is constant within the loop, so it caps the loop's counter."""
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "min" \
+        and len(node.args) >= 2 and any(_no_loop_counter(counter_in(a.value)) for a in node.args)
+
+
+def _no_loop_counter(hit) -> bool:
+    return hit is None or isinstance(hit[1], str)
+
+
 def is_number_arith(node: cst.BaseExpression) -> bool:
     """Arithmetic of names and number literals (`1.0 - i / 10`, `step + 1`): a Python number when
     its names are; no call but int/float/min/max/abs/round, no tuple."""
@@ -272,7 +285,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.mini_parts = type(source) is cst.Call and an.qualname(source.func) == "range" \
         and bool(_MINI_BOUND.search(code(source)))
     _bind_iter(an, node.target, node.iter, loop.counters)
-    bind_host_batch(an, node, loop.iter_value, loop.counters)
+    loop.host_batch = bind_host_batch(an, node, loop.iter_value, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`
         bindings = an.function.bindings
         loop.batch_parts = {e.value.value: bindings.get(e.value.value) for e in node.target.elements

@@ -167,6 +167,7 @@ class Loop:
         # it shows progress per pass (`for t in tqdm(timesteps)`, `progress_bar.update()`): a run
         # of steps a user waits on, not passes unrolled into one graph
         self.progress = False
+        self.host_batch = False  # its body moves the batch it iterates to the device (host_batches)
         # its body yields (a generator's decoding loop, `yield tokens` once a token): each pass is
         # one pass of the loop that consumes it, not a part of one call of the function
         self.yields = False

@@ -23,7 +23,7 @@ from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 62
+VERSION = 63
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -93,6 +93,7 @@ def summarize(an) -> dict:
                 "len_of": to_json(lp.len_of) if lp.len_of is not None else None,
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "env": lp.index in env,
+                "host_batch": lp.host_batch,
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)

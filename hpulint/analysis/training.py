@@ -174,9 +174,10 @@ class TrainingFacts:
             if self.step_loops.get((fid, j)) == "marks a step" and "marks a step" not in marks:
                 out["loader"] = True
         info = f["loops"][index]
-        if not out["loader"] and info["iter"] is not None and self._device_loaders():
+        if not out["loader"] and info["iter"] is not None and self._device_loaders() and not info.get("host_batch"):
             # `for batch in self.train_loader` built elsewhere, in a project whose loader factory
             # wraps its loaders in an MpDeviceLoader (on XLA): that loader may mark the steps
+            # (not one whose batches the body moves to the device: those are host tensors)
             v = p.val(info["iter"], p.functions[fid][0])
             out["loader"] = p.resolve(v).kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth")
         seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]

@@ -8,7 +8,7 @@ import libcst as cst
 from hpulint.analysis import guards
 from hpulint.analysis.containers import every_element, new_dict
 from hpulint.analysis.calls import interval_guards
-from hpulint.analysis.loops import int_seq_arity, int_step, is_int_arith
+from hpulint.analysis.loops import clamped, int_seq_arity, int_step, is_int_arith
 from hpulint.analysis.names import SETUP_METHODS
 from hpulint.analysis.walk_uses import COMPILE_FUNCTIONS
 from hpulint.analysis.syntax import names_in, string_value
@@ -239,7 +239,7 @@ class Bindings:
             loop = self.loop
             fn = self.function
             derived = None
-            if value_node is not None and is_int_arith(value_node):
+            if value_node is not None and is_int_arith(value_node) and not clamped(value_node, self.counter_in):
                 hit = self.counter_in(value_node)
                 if hit is not None:
                     derived = hit

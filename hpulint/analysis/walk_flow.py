@@ -5,7 +5,7 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (_LIBRARY_PREFIXES, single_pass, assigns_in, bind_for_target, counters_of_for, counters_of_while, is_int_arith,
+from hpulint.analysis.loops import (_LIBRARY_PREFIXES, single_pass, assigns_in, bind_for_target, clamped, counters_of_for, counters_of_while, is_int_arith,
                                     iterates_collection, iterates_marking_loader)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
@@ -91,7 +91,8 @@ class Flow:
                 or few.bounded_by_count(node) or few.anomaly_branch(node)
         once = guards.once_counters(node.test, self._counters_here())
         # `if i == 0:` holds on one pass of i's loop: one step only if that loop is the step loop
-        pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags))
+        pin_only = bool(interval and once and not guards.is_interval_test(node.test, set(), self.function.interval_flags,
+                                                                                 self.unit_names))
         exits = few.exits_loop(node.body) if self.loop is not None else None
         frame.guard = (interval, device, once, pin_only, self.loop if exits == "break" else exits)
         if interval and type(node.test) is cst.Name and node.test.value in self.function.interval_flags:
@@ -137,7 +138,7 @@ class Flow:
     def is_interval(self, test: cst.BaseExpression) -> bool:
         """Does ``test`` hold on few steps here (a logging interval or run-once test), with the
         loop counters around the point and the names the function bound to such tests?"""
-        return guards.is_interval_test(test, self._counters_here(), self.function.interval_flags)
+        return guards.is_interval_test(test, self._counters_here(), self.function.interval_flags, self.unit_names)
 
     def compile_key(self) -> str:
         """Evidence key of a torch.compile here: "compile" when the file always runs it,
@@ -334,7 +335,8 @@ def carried_counters(body: cst.BaseSuite, counters: set) -> set:
         for st in stmts:
             name = st.targets[0].target.value
             if name not in out and name not in counters and is_int_arith(st.value) \
-                    and any(n in counters or n in out for n in names_in(st.value)):
+                    and any(n in counters or n in out for n in names_in(st.value)) \
+                    and not clamped(st.value, lambda e: next(((n, True) for n in names_in(e) if n in counters or n in out), None)):
                 out.add(name)
     return out
 

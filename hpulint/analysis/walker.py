@@ -18,7 +18,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis import build
+from hpulint.analysis import build, guards
 from hpulint.analysis.names import STAR_CONVENTIONS, STEP_MARKERS
 from hpulint.analysis.syntax import code, dotted, last_name, names_in
 from hpulint.analysis.state import Block, ClassInfo, Loop, Scope
@@ -83,6 +83,7 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes):
         self.comp_elems: dict = {}  # id(list/set comprehension or generator) -> its element's value
         self.star_imports: list = []  # modules `from m import *` reads
         self.set_globals: set = set()  # names a module-level function declares `global`
+        self.unit_names: frozenset = frozenset()  # module-level names bound once, to 1
         self._qual_count: dict = {}
         self.int_seq_fns: dict = {}  # fid -> arity of the host int sequence every return of it gives
         self.loader_sites: dict = {}  # DataLoader(...) Call -> its LoaderAt (see loader_site)
@@ -335,6 +336,7 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes):
             elif type(stmt) is cst.ClassDef:
                 cid = self._ids[id(stmt)] = self._new_id(stmt.name.value)
                 scope.bindings[stmt.name.value] = Sym(cid)
+        self.unit_names = guards.unit_names(node, self.set_globals)
         self.blocks.append(Block("body", scope))
 
     def _leave_module(self, node: cst.Module) -> None:

@@ -40,7 +40,8 @@ class MissingMarkStep(Rule):
     code = "HPU004"
     name = "missing-mark-step"
     summary = "a lazy-device training loop with no step marker (or, on Gaudi, a missing one)"
-    triggers = ("backward",)
+    # (backward() and the optimizer step may both be in a callee in another file: any loop)
+    triggers = ("for ", "while ")
     # a lazy-mode rule: it checks each loop's own mode (it reports after the walk)
     fix_safety = "safe"
 
