@@ -335,3 +335,36 @@ def test_a_loop_over_a_function_that_marks_one_step_is_a_step_loop():
 def test_an_interval_of_one_that_a_configurator_may_override_is_an_interval():
     main = "\n\nexec(open('configurator.py').read())\n"
     assert found(INTERVAL.replace("{EVERY}", "1").replace("{MAIN}", main), ("HPU005",)) == []
+
+
+# a fine-tuning loop that validates by generating (the generation marks its steps on XLA)
+VALIDATE = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def generate(model, idx, steps):
+    xm.mark_step()
+    for _ in range(steps):
+        idx = torch.cat([idx[1:], model(idx).argmax(-1)[-1:]])
+        xm.mark_step()
+    return idx
+
+
+def validate(model, tokenizer, prompt):
+    return tokenizer.decode(generate(model, prompt, 20).tolist())
+
+
+def train(model, opt, tokenizer, batches, prompt, every):
+    for it, (x, y) in enumerate(batches):
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+        if it % every == 0:
+            print(validate(model, tokenizer, prompt))
+"""
+
+
+def test_a_validation_that_generates_under_an_interval_test_is_no_training():
+    assert found(VALIDATE, ("HPU005",)) == []
