@@ -138,6 +138,12 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 by_loop.setdefault(s[0], []).append(s)
             self._by_loop[fid] = by_loop
 
+    def _runs_model_itself(self, fid: str, loop: int, multi) -> bool:
+        """Loop ``loop``'s own body calls a model, directly or through a function that runs no
+        step loop of its own."""
+        return any(cls is not None and cls[1] not in multi and (self._runs_model(cls) or cls[1] in self.calls_model)
+                   for _, cls, *_ in self._own(fid, loop))
+
     def _own(self, fid: str, loop: int):
         """Classified calls made directly by the body of loop ``loop`` (-1: the function body)."""
         return self._by_loop[fid].get(loop, [])
@@ -257,23 +263,31 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 inner = self._inner_loops(fid, i)
                 batch = reason == LOADER_PASS
                 info = p.functions[fid][1]["loops"][i]
-                # `while ...: x = one_step(x)`, `for _ in range(n): ids = update(ids, ...)` (not a
-                # loop over a data loader: a batch a pass, whatever its callees run)
-                iterates_steps = info["carried"] and (info["iter"] is None or not batch)
+                # `while ...: x = one_step(x)`: the one-step update the loop runs
+                iterates_steps = info["iter"] is None and info["carried"]
+                # `for _ in range(n): logits = verify(model, ids); ids, ... = update(ids, ...)`: a pass
+                # that runs a model itself and a carried update (speculative decoding's draft
+                # expansion inside it) is one step, the update's own loops too (not a loop over a
+                # data loader: a batch a pass, whatever its callees run)
+                one_step = info["carried"] and not batch and self._runs_model_itself(fid, i, multi)
+                fed = info.get("feeds") or ()  # (by the name written: the update it hands `ids` to)
                 for loop, cls, args, kwargs, tainted, deferred, callee, guarded in self.sites[fid]:
                     if loop in inner and not self._logging_only(guarded, cls):
                         why = f"called from the step loop in {self.where(fid)}"
-                        if cls is not None and cls[1] in multi and loop == i and iterates_steps \
-                                and (cls[1] in self.calls_model or cls[1] in self.reaches_model):
-                            body_steps.append((cls[1], why))  # the step the loop runs (see _loop_reason)
+                        if cls is not None and cls[1] in multi and loop == i:
+                            if one_step and (cls[1] in self.calls_model or cls[1] in self.reaches_model) \
+                                    and p.functions[cls[1]][1]["name"] in fed:
+                                body_steps.append((cls[1], why, STEP))
+                            elif iterates_steps and cls[1] in self.calls_model:
+                                body_steps.append((cls[1], why, False))  # the step (see _loop_reason)
                         todo.append((fid, cls, args, kwargs, deferred, why, batch))
             for fid in list(new_hot):
                 todo += [t + (False,) for t in self._from_hot(fid)]
             body: dict = {}
-            for target, why in body_steps:
+            for target, why, within_step in body_steps:
                 if target not in body:
                     body[target] = why
-                    todo += [t + (STEP,) for t in self._from_hot(target, new_loops)]
+                    todo += [t + (within_step,) for t in self._from_hot(target, new_loops)]
             holders = {fid for fid, _ in new_loops}
             for fid, why in seeds.items():
                 # a model's forward() that holds a decoding loop (captioning's greedy decode), an
