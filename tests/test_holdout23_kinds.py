@@ -368,3 +368,36 @@ def train(model, opt, tokenizer, batches, prompt, every):
 
 def test_a_validation_that_generates_under_an_interval_test_is_no_training():
     assert found(VALIDATE, ("HPU005",)) == []
+
+
+# a token stream handed to a decoding helper: each pass of the helper's loop is one decoding step
+STREAM = """
+import torch
+
+
+def generate(model, idx, steps):
+    for _ in range(steps):
+        idx = model(idx).argmax(-1)
+        yield idx
+
+
+def stream(model, idx):
+    return generate(model, idx, 20)
+
+
+def decode_stream(tokens, vocab):
+    for token in tokens:
+        yield vocab[token.item()]
+
+
+def chat(model, prompt, vocab):
+    print("".join(decode_stream({TOKENS}, vocab)))
+"""
+
+
+def test_a_parameter_its_caller_fills_with_a_generator_of_steps_is_a_token_stream():
+    assert found(STREAM.replace("{TOKENS}", "stream(model, prompt)"), ("HPU005",)) == [("HPU005", 17)]
+
+
+def test_a_parameter_filled_with_a_tuple_of_tensors_is_no_stream():
+    assert found(STREAM.replace("{TOKENS}", "torch.tensor_split(prompt, 4)"), ("HPU005",)) == []

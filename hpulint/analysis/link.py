@@ -51,7 +51,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self._by_loop: dict = {}  # fid -> loop index (-1: the body) -> its sites
         self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
-        self.trains: set = set()  # fids that step by backward() or an optimizer step (not only a marker)
+        self.trains: set = set()  # fids whose own body runs backward() or an optimizer step
         # fid -> reason: its body marks a step (`htcore.mark_step()` between an encoder's stages),
         # or calls, as a function or a module, one that does
         self.marking: dict = {}
@@ -200,9 +200,6 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                     if fid not in self.steps and callee in self.steps and callee != fid:
                         self.steps[fid] = f"calls {self.called(callee)}, which runs a step"
                         changed = True
-                    if fid not in self.trains and callee in self.trains and callee != fid:
-                        self.trains.add(fid)
-                        changed = True
                     if fid not in self.calls_model and callee in self.calls_model and callee != fid:
                         self.calls_model[fid] = f"calls {self.called(callee)}, which calls a model"
                         changed = True
@@ -344,8 +341,9 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
 
     def _logging_only(self, guarded: bool, cls) -> bool:
         """A call under a logging-interval test runs on a few steps only; not a call of a function
-        that trains (`if t % replay_every == 0: agent.learn(mem)`): that test is how often it trains
-        (a validation that generates, marking steps, is no training)."""
+        whose own body trains (`if t % replay_every == 0: agent.learn(mem)`): that test is how often it
+        trains (a validation that generates, marking steps, is no training, nor an evaluation that
+        calls a forward-backward function it tells to run forward only)."""
         return guarded and not (cls is not None and cls[1] is not None and cls[1] in self.trains)
 
     def reached_from(self, fid: str, callee: str, what: str = "") -> str:

@@ -45,7 +45,7 @@ class StepLoops:
             # passes inside one step: unrolled into the same graph (a generator's loop that yields
             # once a pass is not: each pass is one pass of the loop consuming it)
             return self._marking_pass(fid, index, it)
-        gen = self._yielding(info, multi)
+        gen = self._yielding(info, multi, fid)
         if gen is not None:
             return f"iterates {self.called(gen)}, which runs a step for each item it yields"
         inner = self._inner_loops(fid, index) - {index}
@@ -148,17 +148,38 @@ class StepLoops:
                     if c is not None and c[0] == "model" and c[1] in self.marking and c[1] != fid), None)
         return None if got is None else f"calls {self.called(got)}, which marks a step"
 
-    def _yielding(self, info: dict, multi: frozenset) -> Optional[str]:
+    def _yielding(self, info: dict, multi: frozenset, owner: str) -> Optional[str]:
         """The generator a loop iterates when the generator's step loop yields once a pass
-        (`for tokens, done in stream_tokens(model, ...)`): each pass here is one step there."""
+        (`for tokens, done in stream_tokens(model, ...)`, or a parameter every caller fills with
+        one: `def decode_stream(self, token_stream): for token in token_stream:`): each pass here is
+        one step there."""
         v = info["iter"]
-        if not (isinstance(v, list) and v and v[0] in ("ret", "retof")):
+        if not (isinstance(v, list) and v):
             return None
-        fid = v[1]
-        entry = self.project.functions.get(fid)
-        if fid not in multi or entry is None or not any(lp.get("yields") for lp in entry[1]["loops"]):
+        if v[0] == "param":
+            p = self.project
+            given = p.passed(p.val(v, p.functions[owner][0]), defaults=False)
+            # (a caller that passes a generator of steps makes each pass a step, whatever others pass)
+            return next((g.ref for g in given if g.tag in ("ret", "retof") and self._yields_steps(g.ref, multi)),
+                        None)
+        if v[0] not in ("ret", "retof"):
             return None
-        return fid
+        return v[1] if self._yields_steps(v[1], multi) else None
+
+    def _yields_steps(self, fid, multi: frozenset) -> bool:
+        """``fid`` is a generator whose step loop yields, or returns what one returns (`def
+        generate(...): return generate_fn(...)`)."""
+        for _ in range(3):
+            entry = self.project.functions.get(fid)
+            if entry is None:
+                return False
+            if fid in multi and any(lp.get("yields") for lp in entry[1]["loops"]):
+                return True
+            ret = entry[1]["ret"]
+            if not (isinstance(ret, list) and ret and ret[0] in ("ret", "retof")):
+                return False
+            fid = self.project.val(ret, entry[0]).ref
+        return False
 
     def _runs_of_steps(self, loops: dict) -> dict:
         """A loop that is a step loop only because it calls a model, around a counted loop that
