@@ -401,3 +401,42 @@ def test_a_parameter_its_caller_fills_with_a_generator_of_steps_is_a_token_strea
 
 def test_a_parameter_filled_with_a_tuple_of_tensors_is_no_stream():
     assert found(STREAM.replace("{TOKENS}", "torch.tensor_split(prompt, 4)"), ("HPU005",)) == []
+
+
+# a Gaudi fine-tuning loop whose step function lives in a module that drives DeepSpeed
+ENGINE = {
+    "training.py": """
+        {IMPORT}
+
+
+        def train_step(model, optimizer, batch):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            return loss
+    """,
+    "finetune.py": """
+        import habana_frameworks.torch.core as htcore
+        from training import train_step
+
+
+        def finetune(model, optimizer, loader, epochs):
+            for epoch in range(epochs):
+                for batch in loader:
+                    train_step(model, optimizer, batch.to("hpu"))
+    """,
+}
+
+
+def _engine(imports: str) -> dict:
+    return dict(ENGINE, **{"training.py": ENGINE["training.py"].replace("{IMPORT}", imports)})
+
+
+def test_a_gaudi_loop_whose_step_function_trains_without_an_engine_needs_a_marker(tmp_path, capsys, monkeypatch):
+    assert "finetune.py:8:9:HPU004" in lint_project(tmp_path, _engine("import torch"), capsys, monkeypatch)
+
+
+def test_a_gaudi_loop_whose_step_function_is_in_a_deepspeed_module_is_marked_by_the_engine(tmp_path, capsys,
+                                                                                          monkeypatch):
+    got = lint_project(tmp_path, _engine("import deepspeed"), capsys, monkeypatch)
+    assert not any(g.endswith("HPU004") for g in got)

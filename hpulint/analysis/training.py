@@ -165,7 +165,7 @@ class TrainingFacts:
         f = p.functions[fid][1]
         inner = self._inner_loops(fid, index)
         out = {"backward": False, "opt_step": False, "markers": False, "callee_markers": False,
-               "loader": False}
+               "loader": False, "engine": False}
         for j in inner:
             marks = f["loops"][j]["marks"]
             out["backward"] |= "runs backward()" in marks
@@ -188,6 +188,10 @@ class TrainingFacts:
                 continue
             seen.add(g)
             gf = p.functions[g][1]
+            evidence = p.modules.get(p.functions[g][0], {}).get("evidence", {})
+            # a callee in a module that drives DeepSpeed's engine (or Lightning's HPU strategies),
+            # which mark the step on Gaudi after backward() and the optimizer step
+            out["engine"] |= "deepspeed" in evidence or "lightning_habana" in evidence
             if gf["name"] == "backward" and "staticmethod" in gf["decorators"]:
                 # an autograd Function's backward() (activation checkpointing re-runs the forward
                 # and backpropagates through it): part of someone else's backward pass, it runs
