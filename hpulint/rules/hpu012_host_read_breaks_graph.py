@@ -23,7 +23,8 @@ compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization
 ``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
 tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks;
 ``eval``/``str``/``cmath`` calls in compile_builtin_calls, tensor subclasses in
-compile_tensor_subclasses and a ``raise`` caught outside in compile_raises (compile_operators).
+compile_tensor_subclasses, a ``raise`` caught outside in compile_raises (compile_operators) and
+standard-library calls (``socket``, ``resource``, ``os``, ``datetime``...: a measured table) in compile_stdlib_calls.
 None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
@@ -48,6 +49,7 @@ from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGe
 from hpulint.rules.compile_size_specializers import FIX_TEXT as FIX_SIZE_TEXT, TEXT_WHY as SIZE_TEXT_WHY, \
     comp_size_targets, size_text, sizes_change
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
+from hpulint.rules.compile_stdlib_calls import stdlib_call
 from hpulint.rules.compile_tensor_internals import internals_call, internals_read
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_int_strings import FIX as FIX_INT_STRING, WHY as INT_STRING_WHY, changing_int, formatted_names
@@ -87,7 +89,8 @@ FIX_RANDOM = ("Draw it in the eager code and pass it in, or draw a tensor with t
 DEEPCOPY = "Dynamo does not support `copy.deepcopy()` of a tensor, nor of a module that holds tensors"
 FIX_DEEPCOPY = "Make the copy once in the eager code, outside the compiled function, and keep or pass it"
 # time (measured on 2.13: each one breaks the graph)
-CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time"})
+CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time", "monotonic_ns",
+                    "process_time_ns", "thread_time", "thread_time_ns"})
 # Python random draws Dynamo 2.13 skips (randint, randrange and uniform are traced)
 PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", "shuffle", "sample",
                        "getrandbits", "triangular", "betavariate", "expovariate"})
@@ -373,7 +376,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
             or library_call(an, node) or host_call(an, node, self.scalars, is_tensor) or self.custom_ops.op_call(
                 an, self.module, node) or internals_call(an, node, maybe_tensor, self.internals) \
-            or self.iters.send_call(an.function, node) or builtin_call(an, node, is_tensor)
+            or self.iters.send_call(an.function, node) or builtin_call(an, node, is_tensor) or stdlib_call(an, node)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))

@@ -1,0 +1,219 @@
+"""The twenty-third held-out set's kinds, statically (no torch): standard-library calls Dynamo does not
+trace (HPU012, the measured table in compile_stdlib_calls: `socket.gethostname()`,
+`resource.getrusage()`, `os.getpid()`, `datetime.now()`, `os.path.exists()`...).
+Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
+TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
+from __future__ import annotations
+
+import snippets
+from snippets import compile_found as found, compile_messages as messages
+from hpulint.rules import compile_stdlib_calls as stdlib
+
+
+def quiet(src: str) -> list:
+    return snippets.found(src)  # every code: nothing at all
+
+
+HOST_TAG = """\
+import socket
+import torch
+import torch.nn as nn
+
+METRICS = {}
+
+
+def worker_tag(rank):
+    return f"{socket.gethostname()}-{rank}"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x, rank):
+        out = self.fc(x)
+        METRICS[worker_tag(rank)] = out.detach().sum()
+        return out
+
+
+net = torch.compile(Net())
+for _ in range(3):
+    net(torch.randn(4, 8), 0)
+"""
+# measured: 1 break at line 9 (`_socket.gethostname`: "Attempted to call function marked as skipped"), 1 graph
+
+HOST_ONCE = """\
+import socket
+import torch
+import torch.nn as nn
+
+METRICS = {}
+HOST = socket.gethostname()
+
+
+def worker_tag(rank):
+    return f"{HOST}-{rank}"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x, rank):
+        out = self.fc(x)
+        METRICS[worker_tag(rank)] = out.detach().sum()
+        return out
+
+
+net = torch.compile(Net())
+for _ in range(3):
+    net(torch.randn(4, 8), 0)
+"""
+# measured: no break, 1 recompile (the first call sees METRICS empty)
+
+PROBES = """\
+import os
+import resource
+from datetime import datetime
+import torch
+import torch.nn as nn
+
+STATE = {}
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x).relu()
+        STATE["rss"] = (os.getpid(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        STATE["when"] = datetime.now()
+        return y
+
+
+block = torch.compile(Block())
+for _ in range(3):
+    block(torch.randn(4, 8))
+"""
+# measured: 4 breaks at lines 17 and 18 (`posix.getpid`, `resource.getrusage`, `datetime.now`: "Unsupported
+# method call"), 1 recompile
+
+PROBES_OUTSIDE = """\
+import os
+import platform
+import resource
+import torch
+import torch.nn as nn
+
+STATE = {}
+PEAK = []
+CKPT_DIR = os.path.join(os.environ.get("OUT", "/tmp"), "ckpt")
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.where = os.path.join(CKPT_DIR, platform.system().lower())
+
+    def forward(self, x):
+        y = self.fc(x).relu()
+        STATE["dir"] = os.path.basename(self.where)
+        return y
+
+
+block = torch.compile(Block())
+for _ in range(3):
+    block(torch.randn(4, 8))
+    PEAK.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+# measured: no break (`os.path.join`/`basename`, `platform.system()` are traced; `getrusage` in the eager
+# loop), 1 recompile
+
+EXISTS = """\
+import json
+import os
+import torch
+import torch.nn as nn
+
+STATS = "/tmp/k23_stats.json"
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        out = self.fc(x)
+        if os.path.exists(STATS):
+            out = out * 2
+        return out
+
+
+head = torch.compile(Head())
+for _ in range(3):
+    head(torch.randn(4, 8))
+"""
+# measured: 1 break, logged inside `os.path.exists` (`<frozen genericpath>:19`, `posix.stat`), 1 graph
+
+
+def test_c_builtin_in_a_helper():
+    assert found(HOST_TAG) == [("HPU012", 9)]
+    assert "`socket.gethostname()`" in messages(HOST_TAG)[0]
+    assert quiet(HOST_ONCE) == []
+
+
+def test_process_probes_and_clock():
+    assert found(PROBES) == [("HPU012", 17), ("HPU012", 17), ("HPU012", 18)]
+    said = messages(PROBES)
+    assert "`os.getpid()`" in said[0] and "`resource.getrusage()`" in said[1]
+    assert "`datetime.datetime.now()`" in said[2] and "Unsupported method call" in said[2]
+    assert quiet(PROBES_OUTSIDE) == []
+
+
+def test_library_function_that_calls_a_c_builtin():
+    assert found(EXISTS) == [("HPU012", 16)]
+    assert "posix.stat" in messages(EXISTS)[0]
+
+
+def test_json_after_a_with_open_is_not_reported():
+    src = """\
+import json
+import torch
+
+
+@torch.compile
+def f(x):
+    with open("/tmp/x", "a") as fh:
+        fh.write(json.dumps({"a": 1}))
+    s = json.dumps({"b": 2})
+    return x + 1
+
+
+f(torch.ones(3))
+"""
+    # measured: 1 break, at the `open` (line 7); the block and the rest of the function run eagerly
+    assert found(src) == [("HPU012", 7)]
+
+
+def test_table_is_consistent():
+    reported = set(stdlib.AT_CALL) | set(stdlib.INSIDE)
+    assert not reported & stdlib.TRACED
+    assert not reported & stdlib.NOT_REPORTED
+    assert not {q.split(".", 1)[0] for q in stdlib.TRACED} & stdlib.MODULES
+    # kinds other modules report with their own messages are not in the table
+    from hpulint.rules.compile_builtin_calls import FRAMES
+    from hpulint.rules.compile_host_calls import DIGESTS
+    from hpulint.rules.compile_library_calls import BISECT, HEAPQ
+    from hpulint.rules.compile_skipped import SERIALIZE
+    from hpulint.rules.compile_unsupported import GC, LOCKS
+    from hpulint.rules.compile_untraced import SEEDS
+    from hpulint.rules.hpu012_host_read_breaks_graph import CLOCKS, PY_RANDOM
+    others = FRAMES | DIGESTS | BISECT | HEAPQ | set(SERIALIZE) | GC | LOCKS | SEEDS
+    others |= {f"time.{n}" for n in CLOCKS} | {f"random.{n}" for n in PY_RANDOM}
+    assert not reported & others
