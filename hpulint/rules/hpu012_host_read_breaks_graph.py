@@ -22,7 +22,7 @@ statements Dynamo does not trace (the global RNG state, ``torch.Generator`` argu
 compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
 ``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
 tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks;
-``eval``/``str``/``cmath`` calls in compile_builtin_calls, tensor subclasses in
+``eval``/``str``/``cmath``/``globals()`` calls in compile_builtin_calls, tensor subclasses in
 compile_tensor_subclasses, a ``raise`` caught outside in compile_raises (compile_operators) and
 standard-library calls (``socket``, ``resource``, ``os``, ``datetime``...: a measured table) in compile_stdlib_calls.
 None of them is reported under ``if not torch.compiler.is_compiling():``
