@@ -41,6 +41,7 @@ from hpulint.rules.compile_custom_ops import CustomOps
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
 from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
+from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_numpy_draws import FIX_NP, np_random_break
 from hpulint.rules.compile_operators import RegionOperators
@@ -163,6 +164,9 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.built.class_def(node)
         self.subclasses.class_def(self.an, node)
+        if self.an.function.kind == "function" and not not_traced(self.an):  # (compile_local_classes)
+            said, why, fix, check = class_statement(node)
+            self._report(node.name, said, fix, check, subject=lambda: (said, why))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.iters.function_def(self.an, node)
