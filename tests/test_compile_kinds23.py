@@ -1,7 +1,7 @@
 """The twenty-third held-out set's kinds, statically (no torch): standard-library calls Dynamo does not
 trace (HPU012, the measured table in compile_stdlib_calls: `socket.gethostname()`,
 `resource.getrusage()`, `os.getpid()`, `datetime.now()`, `os.path.exists()`...), `globals()[name]` and
-`default_collate` in the compiled function, a `class` statement in the compiled region (HPU012).
+`default_collate` in the compiled function, a `class` statement in the compiled region, a hook that removes its own handle (HPU012).
 Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
 TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
 from __future__ import annotations
@@ -426,3 +426,68 @@ def test_class_statement_in_the_region():
     assert "`class Plain` statement in helper()" in said[0]
     assert "`class _Rev` statement (an `autograd.Function`)" in said[2]
     assert quiet(CLASSES_ONCE) == []
+
+
+HOOK_REMOVES_ITSELF = """\
+import torch
+import torch.nn as nn
+
+
+class Once:
+    def __init__(self, layer):
+        self.handle = layer.register_forward_pre_hook(self)
+
+    def __call__(self, layer, args):
+        with torch.no_grad():
+            layer.weight.mul_(0.5)
+        self.handle.remove()
+
+
+handles = {}
+
+
+def warm(module, args, out):
+    handles[module].remove()
+    return out * 2
+
+
+net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+Once(net[0])
+handles[net[2]] = net[2].register_forward_hook(warm)
+model = torch.compile(net)
+for _ in range(4):
+    model(torch.randn(4, 8))
+"""
+# measured: 3 breaks at lines 12 and 19 ("Attempted to represent unregistered RemovableHandle"), 1 graph
+
+HOOK_REMOVED_OUTSIDE = """\
+import torch
+import torch.nn as nn
+
+
+class Once:
+    def __init__(self, layer):
+        self.handle = layer.register_forward_pre_hook(self)
+
+    def __call__(self, layer, args):
+        with torch.no_grad():
+            layer.weight.mul_(0.5)
+
+
+net = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+init = Once(net[0])
+net(torch.randn(4, 8))
+init.handle.remove()
+model = torch.compile(net)
+for _ in range(4):
+    model(torch.randn(4, 8))
+"""
+# measured: no break, 1 graph (the hook runs once in the eager code and is removed before compiling)
+
+
+def test_hook_that_removes_its_own_handle():
+    assert found(HOOK_REMOVES_ITSELF) == [("HPU012", 12), ("HPU012", 19)]
+    said = messages(HOOK_REMOVES_ITSELF)
+    assert "`self.handle.remove()` in __call__(), a forward pre-hook on `layer`" in said[0]
+    assert "RemovableHandle" in said[1]
+    assert quiet(HOOK_REMOVED_OUTSIDE) == []

@@ -29,6 +29,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code
+from hpulint.rules.compile_stdlib_calls import stdlib_call
 
 EVAL_WHY = ("Dynamo does not trace the builtin `{name}()` given a namespace (\"Dynamo does not know how to trace "
             "builtin operator `{name}`\")")
@@ -82,7 +83,7 @@ def builtin_call(an, node: cst.Call, is_tensor) -> Optional[tuple]:
         return f"`{qn}(...)`", FILTER_WHY.format(name=qn), FIX_FILTER, lambda: True
     if qn.startswith("cmath.") and qn.count(".") == 1:
         return f"`{qn}(...)`", CMATH_WHY, FIX_CMATH, lambda: True
-    return None
+    return stdlib_call(an, node)  # the measured standard-library table (compile_stdlib_calls)
 
 
 def percent_text(an, node: cst.BinaryOperation, is_tensor) -> Optional[tuple]:

@@ -50,7 +50,6 @@ from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGe
 from hpulint.rules.compile_size_specializers import FIX_TEXT as FIX_SIZE_TEXT, TEXT_WHY as SIZE_TEXT_WHY, \
     comp_size_targets, size_text, sizes_change
 from hpulint.rules.compile_skipped import scheduler_call, serialize_call, unentered_with
-from hpulint.rules.compile_stdlib_calls import stdlib_call
 from hpulint.rules.compile_tensor_internals import internals_call, internals_read
 from hpulint.rules.compile_hooks import FIX_HOOK, HOOK_WHY, hook_effects
 from hpulint.rules.compile_int_strings import FIX as FIX_INT_STRING, WHY as INT_STRING_WHY, changing_int, formatted_names
@@ -368,10 +367,8 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                      subject=lambda: ("a tensor as a slice bound", SLICE_WHY))
 
     def _calls(self, node: cst.Call) -> None:
-        """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`, clock reads,
-        Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module; the RNG state,
-        generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
-        functions (compile_untraced)."""
+        """`torch.autograd.grad`/`backward`, `np.random.<draw>`, clock reads, Python random draws Dynamo skips,
+        `copy.deepcopy` of a tensor or module; the calls of the helper modules (`hit`, first)."""
         an = self.an
         sched = scheduler_call(an, self.built, an.function, node)  # (its check is exclusive of a GradScaler's)
         if sched is not None:
@@ -380,7 +377,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             or region_call(an, node) or serialize_call(an, node) or read_call(an, node, self.scalars, is_tensor) \
             or library_call(an, node) or host_call(an, node, self.scalars, is_tensor) or self.custom_ops.op_call(
                 an, self.module, node) or internals_call(an, node, maybe_tensor, self.internals) \
-            or self.iters.send_call(an.function, node) or builtin_call(an, node, is_tensor) or stdlib_call(an, node)
+            or self.iters.send_call(an.function, node) or builtin_call(an, node, is_tensor)
         if hit is not None:
             said, why, fix, check = hit
             self._report(node, said, fix, check, subject=lambda: (said, why))
