@@ -1,7 +1,8 @@
 """The twenty-third held-out set's kinds, statically (no torch): standard-library calls Dynamo does not
 trace (HPU012, the measured table in compile_stdlib_calls: `socket.gethostname()`,
 `resource.getrusage()`, `os.getpid()`, `datetime.now()`, `os.path.exists()`...), `globals()[name]` and
-`default_collate` in the compiled function, a `class` statement in the compiled region, a hook that removes its own handle (HPU012).
+`default_collate` in the compiled function, a `class` statement in the compiled region, a hook that removes its own handle (HPU012);
+modules switched in place to 2 or more classes (`m.__class__ = cls`) between calls of a compiled module (HPU016).
 Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
 TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
 from __future__ import annotations
@@ -491,3 +492,70 @@ def test_hook_that_removes_its_own_handle():
     assert "`self.handle.remove()` in __call__(), a forward pre-hook on `layer`" in said[0]
     assert "RemovableHandle" in said[1]
     assert quiet(HOOK_REMOVED_OUTSIDE) == []
+
+
+CLASS_SWAPS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Half(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight * 0.5, self.bias)
+
+
+class Double(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight * 2, self.bias)
+
+
+model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+step = torch.compile(model)
+for kind in (nn.Linear, Half, Double):
+    for m in model:
+        if isinstance(m, nn.Linear):
+            m.__class__ = kind
+    for _ in range(2):
+        step(torch.randn(4, 8))
+"""
+# measured: no break, 2 recompiles, 3 graphs (the submodules' type, guarded in torch's container.py)
+
+CLASS_SWAP_ONCE = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Half(nn.Linear):
+    def forward(self, x):
+        return F.linear(x, self.weight * 0.5, self.bias)
+
+
+def convert(model, cls):
+    for m in model:
+        if isinstance(m, nn.Linear):
+            m.__class__ = cls
+
+
+model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 2))
+convert(model, Half)
+step = torch.compile(model)
+for _ in range(4):
+    step(torch.randn(4, 8))
+"""
+# measured: no break, 1 graph (one switch, before compiling)
+
+
+def test_class_swapped_in_place_between_calls():
+    assert found(CLASS_SWAPS) == [("HPU016", 21)]
+    assert "3 classes in place (`nn.Linear`, `Half`, `Double`)" in messages(CLASS_SWAPS)[0]
+    assert quiet(CLASS_SWAP_ONCE) == []
+    helper = CLASS_SWAP_ONCE.replace("convert(model, Half)\nstep = torch.compile(model)\nfor _ in range(4):\n"
+                                     "    step(torch.randn(4, 8))",
+                                     "step = torch.compile(model)\nfor kind in (None, Half, nn.Linear):\n"
+                                     "    if kind is not None:\n        convert(model, kind)\n"
+                                     "    step(torch.randn(4, 8))")
+    # the c460 form (a `convert(model, cls)` helper over a phase loop; measured there: 2 recompiles)
+    assert helper != CLASS_SWAP_ONCE
+    assert found(helper) == [("HPU016", 14)]
