@@ -2,7 +2,8 @@
 trace (HPU012, the measured table in compile_stdlib_calls: `socket.gethostname()`,
 `resource.getrusage()`, `os.getpid()`, `datetime.now()`, `os.path.exists()`...), `globals()[name]` and
 `default_collate` in the compiled function, a `class` statement in the compiled region, a hook that removes its own handle (HPU012);
-modules switched in place to 2 or more classes (`m.__class__ = cls`) between calls of a compiled module (HPU016).
+modules switched in place to 2 or more classes (`m.__class__ = cls`) between calls of a compiled module (HPU016);
+a 0-d tensor the loop walks used as a table index in the compiled function (HPU017).
 Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
 TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
 from __future__ import annotations
@@ -559,3 +560,75 @@ def test_class_swapped_in_place_between_calls():
     # the c460 form (a `convert(model, cls)` helper over a phase loop; measured there: 2 recompiles)
     assert helper != CLASS_SWAP_ONCE
     assert found(helper) == [("HPU016", 14)]
+
+
+SCALAR_INDEX = """\
+import torch
+
+table = torch.cumprod(1.0 - torch.linspace(1e-4, 0.02, 1000), dim=0)
+
+
+@torch.compile
+def step(x, t):
+    a = table[t]
+    return x * a.sqrt()
+
+
+timesteps = torch.linspace(999, 0, 7).long()
+x = torch.randn(4, 16)
+for t in timesteps:
+    x = step(x, t)
+"""
+# measured: no break, 6 recompiles, 7 graphs (the guard: `t.item() == 999`, then each timestep)
+
+PER_SAMPLE_INDEX = """\
+import torch
+
+table = torch.cumprod(1.0 - torch.linspace(1e-4, 0.02, 1000), dim=0)
+
+
+@torch.compile
+def step(x, t):
+    a = table[t].unsqueeze(-1)
+    return x * a.sqrt()
+
+
+timesteps = torch.linspace(999, 0, 7).long()
+x = torch.randn(4, 16)
+for t in timesteps:
+    x = step(x, t.expand(x.shape[0]))
+"""
+# measured: no break, 1 graph (one index per sample)
+
+ONE_ELEMENT_INDEX = """\
+import torch
+
+table = torch.cumprod(1.0 - torch.linspace(1e-4, 0.02, 1000), dim=0)
+
+
+@torch.compile
+def step(x, t):
+    a = table.index_select(0, t.view(1))
+    return x * a.sqrt()
+
+
+@torch.compile
+def step2(x, t):
+    a = table[t.view(1)]
+    return x * a.sqrt()
+
+
+timesteps = torch.linspace(999, 0, 7).long()
+x = torch.randn(4, 16)
+for i in range(len(timesteps)):
+    x = step(x, timesteps[i])
+    x = step2(x, timesteps[i])
+"""
+# measured: no break, 2 graphs (one per function: `index_select(0, t.view(1))`, `table[t.view(1)]`)
+
+
+def test_zero_d_tensor_index_walked_by_the_loop():
+    assert found(SCALAR_INDEX) == [("HPU017", 8)]
+    assert "`table[t]`" in messages(SCALAR_INDEX)[0] and "`t.item() == ...`" in messages(SCALAR_INDEX)[0]
+    assert quiet(PER_SAMPLE_INDEX) == []
+    assert quiet(ONE_ELEMENT_INDEX) == []
