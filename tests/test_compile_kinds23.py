@@ -2,7 +2,8 @@
 trace (HPU012, the measured table in compile_stdlib_calls: `socket.gethostname()`,
 `resource.getrusage()`, `os.getpid()`, `datetime.now()`, `os.path.exists()`...), `globals()[name]` and
 `default_collate` in the compiled function, a `class` statement in the compiled region, a hook that removes its own handle (HPU012);
-modules switched in place to 2 or more classes (`m.__class__ = cls`) between calls of a compiled module (HPU016);
+modules switched in place to 2 or more classes (`m.__class__ = cls`) between calls of a compiled module, a string attribute `forward` reads set to 3 or more values by a setter
+method between calls (HPU016);
 a 0-d tensor the loop walks used as a table index in the compiled function (HPU017).
 Each snippet here, bad and look-alike, was measured on torch 2.13 (CPU, `eager` backend,
 TORCH_LOGS=graph_breaks,recompiles): the counts are in the comments."""
@@ -632,3 +633,85 @@ def test_zero_d_tensor_index_walked_by_the_loop():
     assert "`table[t]`" in messages(SCALAR_INDEX)[0] and "`t.item() == ...`" in messages(SCALAR_INDEX)[0]
     assert quiet(PER_SAMPLE_INDEX) == []
     assert quiet(ONE_ELEMENT_INDEX) == []
+
+
+STR_ATTR_CYCLED = """\
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.heads = nn.ModuleDict({t: nn.Linear(8, 2) for t in tasks})
+        self.task = tasks[0]
+
+    def forward(self, x):
+        return self.heads[self.task](x)
+
+
+class Model(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.head = Head(tasks)
+
+    def set_task(self, task):
+        self.head.task = task
+
+    def forward(self, x):
+        return self.head(self.body(x).relu())
+
+
+TASKS = ["sst2", "mnli", "qqp"]
+model = Model(TASKS)
+step = torch.compile(model)
+for task in TASKS * 2:
+    model.set_task(task)
+    step(torch.randn(4, 8))
+"""
+# measured: no break, 2 recompiles, 3 graphs (the ModuleDict key `self.task`, guarded in container.py)
+
+STR_ATTR_TWO_VALUES = """\
+import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.heads = nn.ModuleDict({t: nn.Linear(8, 2) for t in tasks})
+        self.task = tasks[0]
+
+    def forward(self, x):
+        return self.heads[self.task](x)
+
+
+class Model(nn.Module):
+    def __init__(self, tasks):
+        super().__init__()
+        self.body = nn.Linear(8, 8)
+        self.head = Head(tasks)
+
+    def set_task(self, task):
+        self.head.task = task
+
+    def forward(self, x):
+        return self.head(self.body(x).relu())
+
+
+TASKS = ["sst2", "mnli"]
+model = Model(TASKS)
+step = torch.compile(model)
+for task in TASKS * 2:
+    model.set_task(task)
+    step(torch.randn(4, 8))
+"""
+# measured: no break, 1 recompile, 2 graphs (two tasks: not reported)
+
+
+def test_string_attribute_cycled_by_a_setter():
+    assert found(STR_ATTR_CYCLED) == [("HPU016", 32)]
+    said = messages(STR_ATTR_CYCLED)[0]
+    assert "`model.set_task(task)` sets `task`" in said and "3 values" in said
+    assert quiet(STR_ATTR_TWO_VALUES) == []
