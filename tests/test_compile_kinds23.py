@@ -715,3 +715,33 @@ def test_string_attribute_cycled_by_a_setter():
     said = messages(STR_ATTR_CYCLED)[0]
     assert "`model.set_task(task)` sets `task`" in said and "3 values" in said
     assert quiet(STR_ATTR_TWO_VALUES) == []
+
+
+HPU_BACKEND_SERVING = """\
+import torch
+import torch.nn as nn
+
+try:
+    import habana_frameworks.torch.core as htcore
+    BACKEND = "hpu_backend"
+except ImportError:
+    htcore = None
+    BACKEND = "eager"
+
+model = nn.Linear(8, 4).eval()
+serve = torch.compile(model, backend=BACKEND)
+with torch.no_grad():
+    for batch in range(5):
+        probs = serve(torch.randn(4, 8)).softmax(-1)
+        if htcore is not None:
+            htcore.mark_step()
+        print(batch, probs.argmax(-1).tolist())
+"""
+
+
+def test_hpu_backend_file_is_not_lazy_mode():
+    # Gaudi runs torch.compile (hpu_backend) in eager mode, where mark_step is a no-op: the lazy-mode
+    # rules (HPU005's per-step host read) stay quiet around the compiled call (the c457 look-alike)
+    assert quiet(HPU_BACKEND_SERVING) == []
+    lazy = 'import os\nos.environ["PT_HPU_LAZY_MODE"] = "1"\n' + HPU_BACKEND_SERVING
+    assert snippets.found(lazy) == [("HPU005", 20)]

@@ -5,7 +5,7 @@ tiny function ``def f(x): y = x + 1; v = CALL; return y * 2, v``, run once eager
 called twice, and its graph breaks counted with ``torch._dynamo.utils.counters["graph_break"]``
 (the reason quoted below is the one Dynamo logs); a second run of the same functions, written to a
 file, with ``TORCH_LOGS=graph_breaks``, gave the line of each break ("Graph break in user code at
-FILE:LINE"). About 330 calls of 60 modules were tried. Three outcomes:
+FILE:LINE"). About 360 calls of 60 modules (and builtins) were tried. Three outcomes:
 
 - ``AT_CALL``: a C builtin (or a C class, or a method of one) Dynamo has no handler for
   ("Attempted to call function marked as skipped", "Unsupported method call", "Unsupported
