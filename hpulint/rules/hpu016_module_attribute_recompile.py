@@ -359,7 +359,7 @@ class ModuleAttributeRecompile(Rule):
             self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
         for call, message in repeated_pruning(self.an, self.module, self.compiled_of):
             self.report(call, message)  # a compiled module pruned again every pass (compile_pruning)
-        for node, message in class_swaps(self.module, self.compiled_of) + \
+        for node, message in (class_swaps(self.module, self.compiled_of) if "__class__" in self.ctx.source else []) + \
                 str_attr_cycles(self.module, self.compiled_of, self.limit):
             self.report(node, message)  # `m.__class__ = cls`, a str attribute set per pass (compile_class_swaps/str_attrs)
         for call, message in grown_modules(self.an, self.module, self.compiled_of) + \
