@@ -419,6 +419,10 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes):
             self.evidence.setdefault(value[:3], f"uses the device string '{value}'")
         elif value in COMPILE_BACKENDS and value != "inductor":
             self.evidence.setdefault(self.compile_key(), f"uses the torch.compile backend '{value}'")
+            if value == "hpu_backend" and self.compile_key() == "compile":
+                # Gaudi runs torch.compile in eager mode (PT_HPU_LAZY_MODE=0), where mark_step is a no-op
+                self.evidence.setdefault("hpu-compile", "uses the torch.compile backend 'hpu_backend' (Gaudi runs "
+                                                        "torch.compile in eager mode, PT_HPU_LAZY_MODE=0)")
         elif value == "PT_HPU_LAZY_MODE":
             self._note_lazy_mode()
 

@@ -29,6 +29,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code
+from hpulint.rules.compile_stdlib_calls import stdlib_call
 
 EVAL_WHY = ("Dynamo does not trace the builtin `{name}()` given a namespace (\"Dynamo does not know how to trace "
             "builtin operator `{name}`\")")
@@ -41,6 +42,10 @@ CMATH_WHY = "Dynamo does not trace the `cmath` module's functions (C builtins it
 FIX_CMATH = ("Compute it with torch in the graph (`torch.polar(torch.ones_like(phi), phi)` or `torch.exp(1j * phi)` "
              "with `phi` a 0-d tensor), or compute the Python number in the eager code and pass it in")
 TEXT_CALLS = frozenset({"str", "repr"})
+GLOBALS_WHY = ("Dynamo does not trace the builtin `globals()` (\"Dynamo does not know how to trace builtin operator "
+               "`globals`\")")
+FIX_GLOBALS = ("Resolve the name once in `__init__` (or where the config is read) and keep the function on the module "
+               "(`self.act = ACTIVATIONS[name]`, a dict of the candidates), or pass it in")
 DIR_WHY = "Dynamo does not trace the builtin `dir()` (\"Dynamo does not know how to trace builtin operator `dir`\")"
 FIX_DIR = ("Probe the attribute with `hasattr(self, name)` (traced), or decide once in `__init__` (or where the "
            "attribute is set) and keep a flag")
@@ -63,6 +68,8 @@ def builtin_call(an, node: cst.Call, is_tensor) -> Optional[tuple]:
         name = func.value
         if name in ("eval", "exec") and (len(node.args) > 1 or any(a.keyword is not None for a in node.args)):
             return f"`{name}(...)`", EVAL_WHY.format(name=name), FIX_EVAL, lambda: True
+        if name == "globals" and not node.args:
+            return "`globals()`", GLOBALS_WHY, FIX_GLOBALS, lambda: True
         if name == "dir" and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
             return f"`{code(node)}`", DIR_WHY, FIX_DIR, lambda: True
         if name in TEXT_CALLS and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star:
@@ -76,7 +83,7 @@ def builtin_call(an, node: cst.Call, is_tensor) -> Optional[tuple]:
         return f"`{qn}(...)`", FILTER_WHY.format(name=qn), FIX_FILTER, lambda: True
     if qn.startswith("cmath.") and qn.count(".") == 1:
         return f"`{qn}(...)`", CMATH_WHY, FIX_CMATH, lambda: True
-    return None
+    return stdlib_call(an, node)  # the measured standard-library table (compile_stdlib_calls)
 
 
 def percent_text(an, node: cst.BinaryOperation, is_tensor) -> Optional[tuple]:

@@ -13,7 +13,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, param_names, root_name
+from hpulint.analysis.syntax import code, descendants, param_names, root_name
 
 MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "pop", "clear"})
 HOOK_WHY = ("a gradient hook registered in the compiled region ({where}) writes `{target}`, which lives "
@@ -116,3 +116,53 @@ def _returned_def(factory: cst.FunctionDef) -> Optional[cst.FunctionDef]:
                 if type(small) is cst.Return and type(small.value) is cst.Name:
                     return _def_named(factory, small.value.value)
     return None
+
+
+# A hook that removes its own handle (measured on torch 2.13, CPU, `eager` backend; c464 and
+# tests/test_compile_kinds23.py): a forward (pre-)hook run by the compiled module that calls
+# `self.handle.remove()` (an init-once hook object) or `handles[module].remove()` on the handle
+# `register_forward_pre_hook`/`register_forward_hook`... returned in the eager code: "Attempted to represent
+# unregistered RemovableHandle", a break at the `remove()` line Dynamo cannot resume from (the rest of the
+# hook runs eagerly). Run the hook once in the eager code and remove it before compiling: one graph.
+REMOVE_WHY = ("Dynamo cannot represent the hook handle `{handle}` made outside the compiled region (\"Attempted to "
+              "represent unregistered RemovableHandle\"): removing a hook inside the region is not traced")
+FIX_REMOVE = ("Run the one-off hook in the eager code (one forward pass before compiling) and remove it there, or "
+              "keep the hook and return early from a flag")
+
+
+def handle_remove(an, module: cst.Module, node: cst.Call) -> Optional[tuple]:
+    """(what is said, why, fix, check) for `h.remove()` on a handle a `register_*hook(...)` call of the
+    file returned (`self.handle`, `handle`, `handles[m]`), or None."""
+    func = node.func
+    if type(func) is not cst.Attribute or func.attr.value != "remove" or node.args:
+        return None
+    recv = func.value
+    key = recv.attr.value if type(recv) is cst.Attribute else recv.value.value if type(recv) is cst.Subscript \
+        and type(recv.value) is cst.Name else recv.value if type(recv) is cst.Name else None
+    if key is None or key not in _handle_names(an, module):
+        return None
+    return f"`{code(node)}`", REMOVE_WHY.format(handle=code(recv)), FIX_REMOVE, lambda: True
+
+
+def _handle_names(an, module: cst.Module) -> frozenset:
+    """Names, attribute names and container names the file binds to a `register_*hook(...)` result."""
+    cache = getattr(an, "_hpulint_hook_handles", None)
+    if cache is not None and cache[0] is module:
+        return cache[1]
+    out = set()
+    for n in descendants(module):
+        if type(n) is not cst.Assign or type(n.value) is not cst.Call or type(n.value.func) is not cst.Attribute:
+            continue
+        name = n.value.func.attr.value
+        if not (name.startswith("register_") and name.endswith("hook")):
+            continue
+        for t in n.targets:
+            t = t.target
+            if type(t) is cst.Name:
+                out.add(t.value)
+            elif type(t) is cst.Attribute:
+                out.add(t.attr.value)
+            elif type(t) is cst.Subscript and type(t.value) is cst.Name:
+                out.add(t.value.value)
+    an._hpulint_hook_handles = (module, frozenset(out))
+    return an._hpulint_hook_handles[1]

@@ -22,6 +22,9 @@ is a graph break at its line, with the reason Dynamo logs quoted in the message.
 - ``Tensor.apply_(fn)``/``map_(other, fn)``/``map2_`` (a Python callable run on each element: "Attempted
   to call function marked as skipped"), with a lambda, a dict's ``get``/``__getitem__`` or any function;
   indexing a lookup tensor (``table[ids]``) is traced;
+- ``torch.utils.data.default_collate``/``default_convert`` (also from ``torch.utils.data._utils.collate``),
+  a batch collated inside the compiled function: a break at the call (c470); ``torch.stack`` of the
+  samples' tensors is traced;
 - ``open(...)`` (the builtin: "Attempted to call function marked as skipped"; a file object made after a
   break is not traced either, so each later ``fh.write``/``fh.close`` line breaks again), to read or to
   append; the same ``open`` around the compiled call is fine.
@@ -65,6 +68,10 @@ ELEMENTWISE_WHY = ("`{name}` calls a Python function on each element, which Dyna
                    "(\"Attempted to call function marked as skipped\")")
 FIX_ELEMENTWISE = ("Do it with tensor ops: index a lookup tensor built once outside (`table[ids]`, "
                    "`torch.bucketize`/`searchsorted` for sorted keys), or `torch.where` for a condition")
+COLLATE = frozenset(f"torch.utils.data.{m}{f}" for m in ("", "_utils.collate.", "dataloader.")
+                    for f in ("default_collate", "default_convert"))
+FIX_COLLATE = ("Collate in the eager code (the DataLoader's `collate_fn`, or before the compiled call) and pass the "
+               "batched tensors in; or `torch.stack` the samples' tensors inside (traced)")
 OPEN_WHY = ("Dynamo does not trace the builtin `open()` (\"Attempted to call function marked as skipped\"), and "
             "the file object it returns is not traced either")
 FIX_OPEN = ("Return what is to be written (or read it before the call and pass it in), and do the file I/O in "
@@ -88,6 +95,10 @@ def library_call(an, node: cst.Call) -> Optional[tuple]:
             return None  # Dynamo does not resume in the frame that holds the capsule: one break
         why = SKIPPED_WHY.format(name=qn, kind="DLPack exchange")
         return f"`{qn.rsplit('.', 1)[1]}(...)`", why, FIX_DLPACK, lambda: True
+    if qn in COLLATE:
+        name = qn.rsplit(".", 1)[1]
+        why = SKIPPED_WHY.format(name=name, kind="torch marks it not to be traced")
+        return f"`{name}(...)`", why, FIX_COLLATE, lambda: True
     if qn in CHECKPOINT_SEQUENTIAL:
         why = SKIPPED_WHY.format(name="checkpoint_sequential", kind="torch marks it not to be traced")
         return "`checkpoint_sequential(...)`", why, FIX_CHECKPOINT, lambda: True

@@ -8,6 +8,14 @@ call; Dynamo guards on the type of the argument, so each batch recompiles the co
 batches: 8 graphs, then `recompile_limit` and an eager fallback), also when the function unpacks the
 batch (``x, y = batch``). The same namedtuple declared once at module level, a
 ``types.SimpleNamespace`` batch, or the batch's fields passed as tensors: one graph.
+
+For HPU012: a ``class`` statement that runs inside the compiled region (in the compiled function or
+in a function it calls, e.g. a ``grad_reverse(x, alpha)`` helper declaring its ``autograd.Function``
+around ``alpha``) is a graph break at the statement ("Invalid call to __build_class__": "Cannot trace
+class definition"), measured for a plain class, a class with a class attribute only and an
+``autograd.Function`` subclass; each call also makes a new class object the code after the break is
+guarded on (c458: 4 breaks, 7 recompiles). Declared once at module level, or made by a factory called
+in ``__init__``: one graph.
 """
 from __future__ import annotations
 
@@ -25,6 +33,19 @@ MESSAGE = (
     "`recompile_limit` ({limit}) it runs the function eagerly for the rest of the run (eager fallback). Declare "
     "`{cls}` once at module level (or pass the fields as tensors)"
 )
+
+
+CLASS_WHY = ("Dynamo does not trace a `class` statement (\"Invalid call to __build_class__\": \"Cannot trace class "
+             "definition\"); each call also makes a new class object, which the code after the break is guarded on")
+FIX_CLASS = ("Declare the class once at module level (pass what it closed over as an argument: for an "
+             "`autograd.Function`, to `apply` and keep it on `ctx`), or make it once in `__init__`")
+
+
+def class_statement(node: cst.ClassDef) -> tuple:
+    """(what is said, why, fix, check) for a class statement in a function of the compiled region."""
+    bases = [code(b.value) for b in node.bases]
+    kind = " (an `autograd.Function`)" if any(b.endswith("Function") for b in bases) else ""
+    return f"the `class {node.name.value}` statement{kind}", CLASS_WHY, FIX_CLASS, lambda: True
 
 
 def local_class_argument(rule, call: cst.Call, callee: str, loop) -> Optional[str]:

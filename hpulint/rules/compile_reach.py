@@ -6,7 +6,8 @@ way. Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
   inline, so an ``.item()`` in it breaks the graph there (a getter that stays on the device,
   ``.clamp(max=...)``, is traced: one graph);
 - a forward hook or forward pre-hook (``register_forward_hook``/``register_forward_pre_hook``: a
-  ``def``, a closure a factory returns, a lambda, a bound method) on the compiled module or on a
+  ``def``, a closure a factory returns, a lambda, a bound method, a hook object's ``__call__`` registered
+  as ``layer.register_forward_pre_hook(self)`` with ``layer`` given to its constructor) on the compiled module or on a
   module it holds: Dynamo traces a module's hooks with its call, the top module's too, so ``int()``
   of a tensor in the hook breaks the graph there; the same hook on a module that runs eagerly
   costs nothing;
@@ -85,6 +86,7 @@ class Reach:
         self.table_calls: list = []  # (caller scope, call, table name)
         self.callers: dict = {}  # id(def node) -> [(caller scope, call)] within the file
         self.methods: list = []  # (`obj.m`, class node, functions) given to torch.compile: a bound method
+        self.made: dict = {}  # class name -> [(`Name(...)` call, functions, loops)]: hook objects' receivers
         module = an.module_scope.node
         self.module = module
         for st in module.body:  # the wrappers first: without them or a compiled function, nothing is reached
@@ -204,6 +206,17 @@ class Reach:
             return None
         if root is not None and root in self.compiled_names:
             return f"a module the compiled `{root}` runs"
+        if root is not None and cls is not None and funcs and type(funcs[-1]) is cst.FunctionDef \
+                and funcs[-1].name.value == "__init__":  # a hook object: `layer` given to `LSUVInit(layer)`
+            params = [p.name.value for p in funcs[-1].params.params][1:]
+            k = params.index(root) if root in params else -1
+            for call, at_funcs, at_loops in self.made.get(cls.name.value, ()) if k >= 0 else ():
+                given = [a.value for a in call.args if a.keyword is None]
+                given = given[k] if k < len(given) else next((a.value for a in call.args if a.keyword is not None
+                                                             and a.keyword.value == root), None)
+                top = self._root(given, at_funcs, at_loops, 1) if given is not None else None
+                if top is not None and top in self.compiled_names:
+                    return f"a module the compiled `{top}` runs"
         return None
 
     def _root(self, expr, funcs, loops, depth: int) -> Optional[str]:
@@ -318,6 +331,8 @@ class Reach:
 
     def _call(self, an, node: cst.Call, cls, funcs, loops) -> None:
         func = node.func
+        if type(func) is cst.Name:
+            self.made.setdefault(func.value, []).append((node, funcs, loops))
         if type(func) is cst.Attribute and func.attr.value in HOOKS and node.args:
             for target in self._hook_defs(node.args[0].value, cls, funcs):
                 self.hooks.setdefault(id(target), []).append((HOOKS[func.attr.value], func.value, cls, funcs, loops))
@@ -335,6 +350,8 @@ class Reach:
             return [hook]
         if type(hook) is cst.Call and hook.args and (code(hook.func) in PARTIALS):
             return self._hook_defs(hook.args[0].value, cls, funcs)
+        if type(hook) is cst.Name and hook.value == "self" and cls is not None:  # a hook object: its `__call__`
+            return [st for st in cls.body.body if type(st) is cst.FunctionDef and st.name.value == "__call__"]
         if type(hook) is cst.Attribute and type(hook.value) is cst.Name and hook.value.value == "self" \
                 and cls is not None:
             return [st for st in cls.body.body if type(st) is cst.FunctionDef and st.name.value == hook.attr.value]

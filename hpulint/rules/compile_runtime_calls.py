@@ -13,13 +13,17 @@ is a graph break at its line, with the reason Dynamo logs quoted in the message.
   `get` of class `ContextVar`"); the same read in the eager code, its value passed in, is no break;
 - ``Tensor.resize_(...)`` and ``resize_as_(...)`` ("Unsupported Tensor.resize_() call"), on an
   attribute, a parameter or a local made in the region, also to the tensor's own size; a
-  ``resize_`` before the compiled function is first called is no break.
+  ``resize_`` before the compiled function is first called is no break;
+- ``handle.remove()`` on a hook handle made outside the region, in a hook the compiled module runs
+  ("Attempted to represent unregistered RemovableHandle"; compile_hooks).
 """
 from __future__ import annotations
 
 from typing import Optional
 
 import libcst as cst
+
+from hpulint.rules.compile_hooks import handle_remove
 
 JIT_ASYNC = frozenset({"torch.jit.fork", "torch.jit.wait", "torch.jit._fork", "torch.jit._wait"})
 JIT_WHY = ("Dynamo does not trace `{name}()` (\"Attempted to call function marked as skipped\": TorchScript's "
@@ -55,6 +59,8 @@ def runtime_call(an, node: cst.Call) -> Optional[tuple]:
     if method in CONTEXTVAR_METHODS and type(func.value) is cst.Name and _is_context_var(an, func.value.value):
         return (f"`{func.value.value}.{method}()`", CONTEXTVAR_WHY.format(method=method), FIX_CONTEXTVAR,
                 lambda: True)
+    if method == "remove":
+        return handle_remove(an, an.module_scope.node, node)
     return None
 
 

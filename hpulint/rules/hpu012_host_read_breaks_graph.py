@@ -22,8 +22,9 @@ statements Dynamo does not trace (the global RNG state, ``torch.Generator`` argu
 compile_untraced; objects Dynamo does not trace (RNN and ``torch.ao.quantization`` modules,
 ``threading`` locks, a ``GradScaler``'s and an optimizer's skipped methods, ``gc`` calls, sparse
 tensors, attr-dicts) in compile_unsupported; gradient hooks with side effects in compile_hooks;
-``eval``/``str``/``cmath`` calls in compile_builtin_calls, tensor subclasses in
-compile_tensor_subclasses and a ``raise`` caught outside in compile_raises (compile_operators).
+``eval``/``str``/``cmath``/``globals()`` calls in compile_builtin_calls, tensor subclasses in
+compile_tensor_subclasses, a ``raise`` caught outside in compile_raises (compile_operators) and
+standard-library calls (``socket``, ``resource``, ``os``, ``datetime``...: a measured table) in compile_stdlib_calls.
 None of them is reported under ``if not torch.compiler.is_compiling():``
 (Dynamo takes the other branch).
 """
@@ -40,6 +41,7 @@ from hpulint.rules.compile_custom_ops import CustomOps
 from hpulint.rules.compile_data_reads import CONTAINS_WHY, FIX_CONTAINS, contains_operand, read_call
 from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
+from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_numpy_draws import FIX_NP, np_random_break
 from hpulint.rules.compile_operators import RegionOperators
@@ -87,7 +89,8 @@ FIX_RANDOM = ("Draw it in the eager code and pass it in, or draw a tensor with t
 DEEPCOPY = "Dynamo does not support `copy.deepcopy()` of a tensor, nor of a module that holds tensors"
 FIX_DEEPCOPY = "Make the copy once in the eager code, outside the compiled function, and keep or pass it"
 # time (measured on 2.13: each one breaks the graph)
-CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time"})
+CLOCKS = frozenset({"time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "process_time", "monotonic_ns",
+                    "process_time_ns", "thread_time", "thread_time_ns"})
 # Python random draws Dynamo 2.13 skips (randint, randrange and uniform are traced)
 PY_RANDOM = frozenset({"random", "gauss", "normalvariate", "choice", "choices", "shuffle", "sample",
                        "getrandbits", "triangular", "betavariate", "expovariate"})
@@ -160,6 +163,9 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.built.class_def(node)
         self.subclasses.class_def(self.an, node)
+        if self.an.function.kind == "function" and not not_traced(self.an):  # (compile_local_classes)
+            said, why, fix, check = class_statement(node)
+            self._report(node.name, said, fix, check, subject=lambda: (said, why))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.iters.function_def(self.an, node)
@@ -361,10 +367,8 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                      subject=lambda: ("a tensor as a slice bound", SLICE_WHY))
 
     def _calls(self, node: cst.Call) -> None:
-        """`torch.autograd.grad(...)`/`backward(...)`, `np.random.<draw>(...)`, clock reads,
-        Python random draws Dynamo skips, `copy.deepcopy` of a tensor or module; the RNG state,
-        generators, `requires_grad` changes, `warnings.warn` and `torch.compiler.disable`d
-        functions (compile_untraced)."""
+        """`torch.autograd.grad`/`backward`, `np.random.<draw>`, clock reads, Python random draws Dynamo skips,
+        `copy.deepcopy` of a tensor or module; the calls of the helper modules (`hit`, first)."""
         an = self.an
         sched = scheduler_call(an, self.built, an.function, node)  # (its check is exclusive of a GradScaler's)
         if sched is not None:

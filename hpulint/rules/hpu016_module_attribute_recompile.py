@@ -20,6 +20,8 @@ from hpulint.rules.compile_grown_containers import GrownContainers
 from hpulint.rules.compile_hook_growth import added_hook, hook_growth
 from hpulint.rules.compile_grown_modules import grown_modules
 from hpulint.rules.compile_pruning import repeated_pruning
+from hpulint.rules.compile_class_swaps import class_swaps
+from hpulint.rules.compile_str_attrs import str_attr_cycles
 from hpulint.rules.compile_weight_dtypes import weight_dtypes
 from hpulint.rules.compile_widened_layers import widened_layers
 from hpulint.rules.compile_instances import per_instance_compiles
@@ -357,6 +359,9 @@ class ModuleAttributeRecompile(Rule):
             self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
         for call, message in repeated_pruning(self.an, self.module, self.compiled_of):
             self.report(call, message)  # a compiled module pruned again every pass (compile_pruning)
+        for node, message in (class_swaps(self.module, self.compiled_of) if "__class__" in self.ctx.source else []) + \
+                str_attr_cycles(self.module, self.compiled_of, self.limit):
+            self.report(node, message)  # `m.__class__ = cls`, a str attribute set per pass (compile_class_swaps/str_attrs)
         for call, message in grown_modules(self.an, self.module, self.compiled_of) + \
                 weight_dtypes(self.an, self.module, self.compiled_of, self.limit) + \
                 widened_layers(self.an, self.module, self.compiled_of):

@@ -35,6 +35,7 @@ from hpulint.rules.compile_local_classes import local_class_argument
 from hpulint.rules.compile_modulo_branch import module_ints
 from hpulint.rules.compile_module_args import module_argument
 from hpulint.rules.compile_value_forms import _has_float, _length_of, _split_of, _string_of
+from hpulint.rules.compile_scalar_index import scalar_index
 from hpulint.rules.compile_specialized import COUNT_NEXT, count_next, specialized_call
 from hpulint.rules.compile_string_lists import string_list_argument
 from hpulint.rules.compiled_region import (MANY, LoopCalls, bound_name, compiled_why, distinct_values, int_of_counters,
@@ -286,6 +287,11 @@ class ChangingValueRecompile(LoopCalls):
             if lam is not None:  # a module-level lambda reading a global the loop changes (compile_lambda_globals)
                 reported.add(callee)
                 self.report(call, lam)
+                continue
+            indexed = scalar_index(self.module, *self._def(callee), call, loop, callee, self.limit)
+            if indexed is not None:  # a 0-d tensor the loop walks, used as a table index (compile_scalar_index)
+                reported.add(callee)
+                self.report(*indexed)
                 continue
             hit = self._changing(call, loop, counters) or self._global(self.compiled[callee], loop)
             if hit is None:
