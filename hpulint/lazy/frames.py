@@ -49,14 +49,22 @@ _USER_CODE: dict = {}  # code object -> normalised file name, or "" when not use
 
 
 def _user_file(code) -> str:
+    """The normalised file of ``code`` when it is the user's, else "" (cached per code object)."""
+    try:
+        hit = _USER_CODE.get(code)
+    except TypeError:  # a code object Dynamo built with a dict among its constants: unhashable
+        return _file_of(code)
+    if hit is None:
+        hit = _USER_CODE[code] = _file_of(code)
+    return hit
+
+
+def _file_of(code) -> str:
     name = code.co_filename
     if name.startswith("<"):
-        result = name if name in ("<string>", "<stdin>") else ""
-    else:
-        full = _norm(name)
-        result = "" if full.startswith(_LIBRARY_DIRS) else full
-    _USER_CODE[code] = result
-    return result
+        return name if name in ("<string>", "<stdin>") else ""
+    full = _norm(name)
+    return "" if full.startswith(_LIBRARY_DIRS) else full
 
 
 def is_user_path(path: str) -> bool:
@@ -72,12 +80,8 @@ def user_frame(depth: int = 1, start=None):
     ``start`` is where to begin the walk outwards (default: the caller).
     """
     f = sys._getframe(depth) if start is None else start
-    cache = _USER_CODE
     while f is not None:
-        u = cache.get(f.f_code)
-        if u is None:
-            u = _user_file(f.f_code)
-        if u:
+        if _user_file(f.f_code):
             return f
         f = f.f_back
     return None
@@ -88,9 +92,7 @@ def user_stack(frame) -> list:
     out = []
     f = frame
     while f is not None:
-        u = _USER_CODE.get(f.f_code)
-        if u is None:
-            u = _user_file(f.f_code)
+        u = _user_file(f.f_code)
         if u:
             out.append((u, f.f_lineno))
         f = f.f_back
@@ -101,7 +103,7 @@ def user_site(depth: int = 1):
     f = user_frame(depth + 1)
     if f is None:
         return None, 0
-    return _USER_CODE[f.f_code], f.f_lineno
+    return _user_file(f.f_code), f.f_lineno
 
 
 def is_fake_device(d) -> bool:

@@ -21,7 +21,7 @@ import time
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .sim import MetricsMixin, StopReplay, is_cpu_device, is_fake_device, user_frame, _USER_CODE
+from .sim import MetricsMixin, StopReplay, is_cpu_device, is_fake_device, user_frame, _user_file
 
 _INITIALISED = False
 
@@ -81,7 +81,7 @@ class LtcDevice(MetricsMixin):
     def _observe(self, before_uncached, before_cached, what, frame):
         after = _counter("UncachedCompile")
         self.cached = _counter("CachedCompile")
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+        file, line = (_user_file(frame.f_code), frame.f_lineno) if frame else (None, 0)
         site = (what, file, line)
         for _ in range(after - before_uncached):
             self.compiles += 1
@@ -120,7 +120,7 @@ class LtcDevice(MetricsMixin):
         u, c = _counter("UncachedCompile"), _counter("CachedCompile")
         out = func(*args, **kwargs)
         self._observe(u, c, what, frame)
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+        file, line = (_user_file(frame.f_code), frame.f_lineno) if frame else (None, 0)
         self.syncs += 1
         key = (file, line, what)
         ev = self.sync_sites.get(key)

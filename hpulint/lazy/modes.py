@@ -14,7 +14,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .frames import _USER_CODE, _name_in, _norm, _user_file, is_cpu_device, is_fake_device, user_frame
+from .frames import _name_in, _norm, _user_file, is_cpu_device, is_fake_device, user_frame
 from .graph import Data, Handle, Node, Out
 from .ops import ALIAS, DYNAMIC, READ, OpInfo, _INFO
 
@@ -128,7 +128,7 @@ class _Dispatch(TorchDispatchMode):
         out = func(*args, **kwargs)
         if not dev.is_device(src):
             return out
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+        file, line = (_user_file(frame.f_code), frame.f_lineno) if frame else (None, 0)
         inputs, consts, marks = [], [], []
         dev._input(src, frame, inputs, consts)
         for x in indices:
@@ -294,10 +294,7 @@ def _called_from_torch() -> bool:
     f = sys._getframe(2)
     while f is not None:
         code = f.f_code
-        u = _USER_CODE.get(code)
-        if u is None:
-            u = _user_file(code)
-        if u:
+        if _user_file(code):
             return False
         name = code.co_filename
         full = _norm(name)

@@ -13,7 +13,7 @@ import traceback
 
 import torch
 
-from .frames import _USER_CODE, _name_in, user_frame, user_site
+from .frames import _name_in, _user_file, user_frame, user_site
 from .graph import SCALAR, Data, Handle, Node, Out
 from .ops import OP, S, T, TL, VIEW, _NO_DEFAULT, _canon
 from .scalar_data import data_type
@@ -95,7 +95,7 @@ class Recording:
             frame = user_frame()
         if frame is None:
             return None, 0
-        return _USER_CODE[frame.f_code], frame.f_lineno
+        return _user_file(frame.f_code), frame.f_lineno
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -193,7 +193,7 @@ class Recording:
     def record(self, func, info, args, kwargs):
         try:
             frame = user_frame(1, self.entry)
-            file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+            file, line = (_user_file(frame.f_code), frame.f_lineno) if frame else (None, 0)
             inputs, consts = self._operands(info, args, kwargs, frame)
         except Exception as e:  # noqa: BLE001 - our bookkeeping, not the script
             self.fail(e, f"recording {info.name}")

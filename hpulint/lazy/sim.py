@@ -24,7 +24,7 @@ import torch
 import torch.optim.optimizer as _optim
 
 # StopReplay, the frame helpers and MetricsMixin are imported from here by the other modules
-from .frames import (StopReplay, _USER_CODE, is_cpu_device, is_fake_device,  # noqa: F401
+from .frames import (StopReplay, _user_file, is_cpu_device, is_fake_device,  # noqa: F401
                      is_user_path, user_frame, user_site)  # noqa: F401
 from .graph import Data, Handle, Node, Out, canonical, explain
 from .metrics import MetricsMixin
@@ -242,7 +242,7 @@ class SimDevice(Recording, TrainingMarks, LoaderTags, MetricsMixin):
     def _site(self, kind, frame):
         if frame is None:
             return (kind, None, 0)
-        return (kind, _USER_CODE[frame.f_code], frame.f_lineno)
+        return (kind, _user_file(frame.f_code), frame.f_lineno)
 
     def _execute(self, roots, site, step_kind, keeps_graph=False):
         graph = canonical(roots)
@@ -339,7 +339,7 @@ class SimDevice(Recording, TrainingMarks, LoaderTags, MetricsMixin):
         self.mark_steps += 1
 
     def _sync(self, what, frame):
-        file, line = (_USER_CODE[frame.f_code], frame.f_lineno) if frame else (None, 0)
+        file, line = (_user_file(frame.f_code), frame.f_lineno) if frame else (None, 0)
         self.syncs += 1
         key = (file, line, what)
         ev = self.sync_sites.get(key)

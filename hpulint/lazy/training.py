@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from .frames import _USER_CODE, user_frame, user_stack
+from .frames import _user_file, user_frame, user_stack
 
 
 class TrainingMarks:
@@ -109,7 +109,7 @@ class LoaderTags:
             init(self_, *args, **kwargs)
             frame = user_frame()
             if frame is not None:
-                self_._hpulint_site = (_USER_CODE[frame.f_code], frame.f_lineno)
+                self_._hpulint_site = (_user_file(frame.f_code), frame.f_lineno)
 
         def _get_iterator(self_):
             it = get_iter(self_)
