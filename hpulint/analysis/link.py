@@ -51,7 +51,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self._by_loop: dict = {}  # fid -> loop index (-1: the body) -> its sites
         self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
-        self.trains: set = set()  # fids whose own body runs backward() or an optimizer step
+        self.trains: set = set()  # fids whose own body runs an optimizer step
         # fid -> reason: its body marks a step (`htcore.mark_step()` between an encoder's stages),
         # or calls, as a function or a module, one that does
         self.marking: dict = {}
@@ -138,6 +138,11 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 by_loop.setdefault(s[0], []).append(s)
             self._by_loop[fid] = by_loop
 
+    def _counted_steps(self, fid: str, loops: dict) -> bool:
+        """Every step loop of ``fid`` is a `for` loop (over a range or a collection)."""
+        f = self.project.functions[fid][1]
+        return all(f["loops"][i]["iter"] is not None for g, i in loops if g == fid)
+
     def _runs_model_itself(self, fid: str, loop: int, multi) -> bool:
         """Loop ``loop``'s own body calls a model, directly or through a function that runs no
         step loop of its own."""
@@ -183,7 +188,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                 self.steps[fid] = f["marks"][0]
                 if f["marks"][0] == "marks a step":
                     self.marking[fid] = "marks a step"
-                if any(m != "marks a step" for m in f["marks"]):
+                if "runs an optimizer step()" in f["marks"]:
                     self.trains.add(fid)
             for loop, cls, *_ in self._per_call(fid):
                 if self._runs_model(cls):
@@ -299,9 +304,11 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             while todo:
                 caller, cls, args, kwargs, deferred, why, batch = todo.pop()
                 for target in self._callees(cls, args, kwargs, deferred):
-                    if target in multi and batch is STEP:
+                    if target in multi and batch is STEP and self._counted_steps(target, new_loops):
                         # a function the step's one-step update calls (a draft model's tree
                         # expansion in speculative decoding): inside that step, its loops too
+                        # (counted ones: a refinement `while` loop until a loss is low enough
+                        # runs steps of its own)
                         if target not in new_hot:
                             new_hot[target] = why
                             todo += [t + (STEP,) for t in self._from_hot(target)]
