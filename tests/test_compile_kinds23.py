@@ -745,3 +745,30 @@ def test_hpu_backend_file_is_not_lazy_mode():
     assert quiet(HPU_BACKEND_SERVING) == []
     lazy = 'import os\nos.environ["PT_HPU_LAZY_MODE"] = "1"\n' + HPU_BACKEND_SERVING
     assert snippets.found(lazy) == [("HPU005", 20)]
+
+
+HPU_TRAIN = """\
+import sys
+import torch
+import torch.nn as nn
+import habana_frameworks.torch.core as htcore
+
+model = nn.Linear(8, 4).to("hpu")
+{COMPILE}
+opt = torch.optim.SGD(model.parameters(), 0.1)
+for step in range(100):
+    loss = model(torch.randn(4, 8, device="hpu")).sum()
+    loss.backward()
+    opt.step()
+    htcore.mark_step()
+    print(loss.item())
+"""
+
+
+def test_hpu_backend_only_under_a_flag_leaves_the_lazy_path_lazy():
+    # a Gaudi script that compiles with hpu_backend only when asked, and otherwise marks its steps
+    # in lazy mode (Model-References' LoRA fine-tuning): the lazy-mode rules still apply to it
+    flagged = HPU_TRAIN.replace("{COMPILE}", 'if "--compile" in sys.argv:\n    model = torch.compile(model, backend="hpu_backend")')
+    assert ("HPU005", 15) in snippets.found(flagged)
+    always = HPU_TRAIN.replace("{COMPILE}", 'model = torch.compile(model, backend="hpu_backend")')
+    assert snippets.found(always) == []

@@ -147,8 +147,11 @@ class TargetsAndRegions:
         p = self.project
         if "lazy" in p.modules[mod].get("evidence", {}):
             return True
-        if "hpu-compile" in p.modules[mod].get("evidence", {}):
-            return False  # compiled with hpu_backend: eager mode, its mark_step calls are no-ops
+        ev = p.modules[mod].get("evidence", {})
+        if "hpu-compile" in ev and "compile-optional" not in ev:
+            # compiled with hpu_backend, always: eager mode, its mark_step calls are no-ops (not a
+            # script that compiles only under a flag and otherwise marks its steps in lazy mode)
+            return False
         for fid in p.modules[mod].get("functions", ()):
             f = p.functions.get(fid, (None, None))[1]
             if f and ("marks a step" in f["marks"] or any("marks a step" in lp["marks"] for lp in f["loops"])):
@@ -180,7 +183,7 @@ class TargetsAndRegions:
                 why = 'target = "compile" in the configuration'
             elif "eager" in ev:
                 why = f"{path} {ev['eager']}"
-            elif "hpu-compile" in ev:
+            elif "hpu-compile" in ev and "compile-optional" not in ev:
                 why = f"{path} {ev['hpu-compile']}"
             elif "compile" in ev:
                 why = f"{path} {ev['compile']} and never marks a lazy step"
