@@ -440,3 +440,44 @@ def test_a_gaudi_loop_whose_step_function_is_in_a_deepspeed_module_is_marked_by_
                                                                                           monkeypatch):
     got = lint_project(tmp_path, _engine("import deepspeed"), capsys, monkeypatch)
     assert not any(g.endswith("HPU004") for g in got)
+
+
+# a PPO trainer: each pass of the outer loop generates, then trains on mini-batches in step()
+PPO = """
+import torch
+from torch import nn
+
+
+class Policy(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Policy()
+        self.opt = torch.optim.Adam(self.model.parameters())
+        self.mini_batch_size = 4
+
+    def train_minibatch(self, queries, rewards):
+        loss = -(self.model(queries) * rewards).mean()
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+
+    def step(self, queries, rewards):
+        for mb_start in range(0, len(queries), self.mini_batch_size):
+            end = mb_start + self.mini_batch_size
+            self.train_minibatch(queries[mb_start:end], rewards[mb_start:end])
+
+    def train(self, batches, meter):
+        for batch in batches:
+            queries = self.model(batch)
+            rewards = queries.mean(-1)
+            self.step(queries, rewards)
+            meter.update(rewards.mean().item())
+"""
+
+
+def test_a_loop_that_calls_a_ppo_step_training_on_mini_batches_is_a_step_loop():
+    assert found(PPO, ("HPU005",)) == [("HPU005", 33)]

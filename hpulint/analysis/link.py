@@ -52,6 +52,9 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self._per_call_cache: dict = {}  # fid -> the sites it runs once per call (_per_call)
         self.steps: dict = {}  # fid -> reason
         self.trains: set = set()  # fids whose own body runs an optimizer step
+        # fids whose body, or a function it calls there, runs backward() or an optimizer step (not
+        # only markers)
+        self.trains_within: set = set()
         # fid -> reason: its body marks a step (`htcore.mark_step()` between an encoder's stages),
         # or calls, as a function or a module, one that does
         self.marking: dict = {}
@@ -190,6 +193,8 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                     self.marking[fid] = "marks a step"
                 if "runs an optimizer step()" in f["marks"]:
                     self.trains.add(fid)
+                if any(m != "marks a step" for m in f["marks"]):
+                    self.trains_within.add(fid)
             for loop, cls, *_ in self._per_call(fid):
                 if self._runs_model(cls):
                     self.calls_model[fid] = "calls a model"
@@ -204,6 +209,9 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                     callee = cls[1]
                     if fid not in self.steps and callee in self.steps and callee != fid:
                         self.steps[fid] = f"calls {self.called(callee)}, which runs a step"
+                        changed = True
+                    if fid not in self.trains_within and callee in self.trains_within and callee != fid:
+                        self.trains_within.add(fid)
                         changed = True
                     if fid not in self.calls_model and callee in self.calls_model and callee != fid:
                         self.calls_model[fid] = f"calls {self.called(callee)}, which calls a model"

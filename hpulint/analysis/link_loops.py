@@ -76,9 +76,11 @@ class StepLoops:
         if it is not None and it.kind == LOADER and any(cls is not None for _, cls, *_ in own):
             return LOADER_PASS  # one batch a pass: whatever its callees do inside
         for _, cls, *_ in own:  # a function that runs a (training) step at its top level
-            # (not one that also holds step loops: a generate() that marks a step before its
-            # token loop is a whole run, see `held` below)
-            if cls is not None and cls[1] in self.steps and cls[1] != fid and cls[1] not in multi:
+            # (not one that only marks steps and also holds step loops: a generate() that marks a
+            # step before its token loop is a whole run, see `held` below; a PPO step that trains
+            # on its mini-batches is one step)
+            if cls is not None and cls[1] in self.steps and cls[1] != fid \
+                    and (cls[1] not in multi or cls[1] in self.trains_within):
                 return f"calls {self.called(cls[1])}, which runs a step"
         held = [cls[1] for _, cls, *_ in own if cls is not None and cls[1] in multi]
         if held:
