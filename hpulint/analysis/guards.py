@@ -68,7 +68,7 @@ def flag_attribute(test: cst.BaseExpression) -> Optional[str]:
 
 def unit_names(module: cst.Module, set_globals: set) -> frozenset:
     """Module-level names bound once, to 1 (`log_interval = 1`), that no function re-binds with
-    `global`: `step % log_interval == 0` holds on every step. None when the module's top level
+    `global`: `step % log_interval == 0` holds on every step. None of them when the module's top level
     runs `exec(...)` or reads `globals()` (nanoGPT's configurator overrides its defaults)."""
     for st in module.body:
         if type(st) not in (cst.FunctionDef, cst.ClassDef) and any(
@@ -240,7 +240,8 @@ def _has_modulo(node: cst.CSTNode, units=frozenset()) -> bool:
         if type(n) is cst.BinaryOperation:
             if type(n.operator) is cst.Modulo:
                 if type(n.right) is cst.Name and n.right.value in units:
-                    return False
+                    stack.append(n.left)  # (`% 1` holds every step: look on for another modulus)
+                    continue
                 return not _ACCUMULATION.search(code(n.right))
             stack += (n.left, n.right)
         elif type(n) is cst.BooleanOperation:  # `(k > 0 and step % k) == 0`

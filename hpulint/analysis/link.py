@@ -28,8 +28,6 @@ from hpulint.analysis.calls import PROPERTY_READ
 from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_loops import LOADER_PASS, StepLoops
 from hpulint.analysis.link_targets import TargetsAndRegions
-
-STEP = "step"  # a call reached from the one-step update a step loop's pass calls (see link)
 from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import without_preparation
@@ -37,6 +35,7 @@ from hpulint.analysis.project import Project
 from hpulint.analysis.values import MODEL
 
 MAX_ROUNDS = 6
+STEP = "step"  # a call reached from the one-step update a step loop's pass calls (see _hot_and_loops)
 
 
 class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):

@@ -336,9 +336,15 @@ def carried_counters(body: cst.BaseSuite, counters: set) -> set:
             name = st.targets[0].target.value
             if name not in out and name not in counters and is_int_arith(st.value) \
                     and any(n in counters or n in out for n in names_in(st.value)) \
-                    and not clamped(st.value, lambda e: next(((n, True) for n in names_in(e) if n in counters or n in out), None)):
+                    and not clamped(st.value, lambda e: _loop_counter_in(e, counters | out)):
                 out.add(name)
     return out
+
+
+def _loop_counter_in(expr: cst.BaseExpression, counters: set):
+    """(name, True) for a counter of the loop ``expr`` reads, as the walker's counter_in answers
+    for a loop's counter (see loops.clamped), else None."""
+    return next(((n, True) for n in names_in(expr) if n in counters), None)
 
 
 def _iterated_names(it: cst.BaseExpression) -> list:
