@@ -20,8 +20,8 @@ from hpulint.analysis.syntax import code, descendants
 MESSAGE = (
     "`{target} = ...` switches modules to {n} classes in place ({classes}) between calls of the compiled "
     "`{compiled}`: Dynamo guards on the type of each submodule the compiled module runs, so each new class is a "
-    "recompile (with the class the modules had first, each switch). Switch once before compiling, or keep one class whose `forward` picks the behaviour "
-    "from a tensor buffer or a flag set once per phase"
+    "recompile (with the class the modules had first, each switch). Switch once before compiling, or keep one "
+    "class whose `forward` picks the behaviour from a tensor buffer or a flag set once per phase"
 )
 
 

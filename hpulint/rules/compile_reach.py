@@ -6,9 +6,9 @@ way. Measured on torch 2.13 (CPU, ``eager`` backend; docs/compile-target.md):
   inline, so an ``.item()`` in it breaks the graph there (a getter that stays on the device,
   ``.clamp(max=...)``, is traced: one graph);
 - a forward hook or forward pre-hook (``register_forward_hook``/``register_forward_pre_hook``: a
-  ``def``, a closure a factory returns, a lambda, a bound method, a hook object's ``__call__`` registered
-  as ``layer.register_forward_pre_hook(self)`` with ``layer`` given to its constructor) on the compiled module or on a
-  module it holds: Dynamo traces a module's hooks with its call, the top module's too, so ``int()``
+  ``def``, a closure a factory returns, a lambda, a bound method, a hook object's ``__call__``
+  registered as ``layer.register_forward_pre_hook(self)`` with ``layer`` given to its constructor)
+  on the compiled module or on a module it holds: Dynamo traces a module's hooks with its call, the top module's too, so ``int()``
   of a tensor in the hook breaks the graph there; the same hook on a module that runs eagerly
   costs nothing;
 - a function or lambda kept in a literal dict, list or tuple and called through it in the compiled

@@ -160,6 +160,7 @@ def stdlib_call(an, node: cst.Call) -> Optional[tuple]:
     why = WHY_AT.format(name=qn, kind=kind) if kind is not None else WHY_INSIDE.format(name=qn, inner=inner)
     return f"`{qn}(...)`", why, FIX_STDLIB, lambda: True
 
+
 def _after_open_with(an, node: cst.Call) -> bool:
     """After a `with open(...)` of the function (in source order, its block included): Dynamo breaks at
     the `open`, does not resume in a `with` block, and runs the rest of the function eagerly
