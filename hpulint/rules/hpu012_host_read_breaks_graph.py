@@ -113,8 +113,10 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                "torch.library op with no fake implementation, Tensor.apply_/map_, the builtin open(), torch.jit.fork/wait, "
                "ContextVar.get/set, Tensor.resize_, a string built from an int argument the calls change, send() on "
                "an outside generator, iterating a generator object passed in, dir(), sys._getframe, warnings.simplefilter, eval/exec with a namespace, str()/repr() of a tensor or str() of a size that changes, a cmath call, an operator on "
-               "a non-traceable wrapper subclass or a number minus a Tensor subclass, or a raise caught outside inside "
-               "a torch.compile'd function (graph break)")
+               "a non-traceable wrapper subclass or a number minus a Tensor subclass, a raise caught outside, a "
+               "standard-library C call (socket, resource, os.getpid, time.sleep, datetime.now...: a measured table), "
+               "globals(), default_collate, a class statement, or a hook removing its own handle inside a "
+               "torch.compile'd function (graph break)")
     fix_safety = "unsafe"
     triggers = (".item(", ".tolist(", ".numpy(", "print(", "float(", "int(", "bool(", "info(", "debug(",
                 "warning(", "error(", "log(", "backward(", "autograd", "random", "time", "deepcopy", "seed",

@@ -63,7 +63,9 @@ class ModuleAttributeRecompile(Rule):
                "grown on demand in the compiled region (if n > self.max_len: ...); instances of one class built with 3 or more "
                "different structures, each compiled on its own; a forward hook added on every pass of a loop, never removed; "
                "a compiled module pruned again (torch.nn.utils.prune) on every pass of a loop, its ModuleList/Sequential/"
-               "ModuleDict grown, its weights converted to 3 or more dtypes, or a layer replaced by a larger one between calls")
+               "ModuleDict grown, its weights converted to 3 or more dtypes, a layer replaced by a larger one, modules "
+               "switched to 2 or more classes with __class__ =, or a str attribute forward reads set to 3 or more "
+               "values by a setter between calls")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:

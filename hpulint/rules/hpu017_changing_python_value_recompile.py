@@ -103,8 +103,8 @@ class ChangingValueRecompile(LoopCalls):
                "or more values around the calls; an argument cycled over 3 or more functions, module classes or dtypes; "
                "use_deterministic_algorithms or reduced-precision flags in 3 or more combinations; a TorchFunctionMode "
                "that counts into itself entered around the calls; a parameter used as a dimension given 3 or more values; "
-               "p.grad is None tested over a module that runs a data- or random-picked subset of its submodules "
-               "(recompile per value)")
+               "p.grad is None tested over a module that runs a data- or random-picked subset of its submodules; a "
+               "table indexed by the 0-d timestep tensors a loop walks (recompile per value)")
     triggers = ("compile",)
 
     def __init__(self, ctx) -> None:
