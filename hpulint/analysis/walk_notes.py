@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis import dead
-from hpulint.analysis.build import _is_cpu
+from hpulint.analysis.build import is_cpu
 from hpulint.analysis.names import HOST_INDEX_FUNCTIONS
 
 
@@ -33,7 +33,7 @@ class Notes:
         fn = self.function
         block = self.blocks[-1] if self.blocks else None
         top = block is None or (block.kind == "body" and block.scope is fn)
-        (fn.cpu_names.add if top and _is_cpu(self, value) else fn.cpu_names.discard)(target.value)
+        (fn.cpu_names.add if top and is_cpu(self, value) else fn.cpu_names.discard)(target.value)
 
     def _note_host_index(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`indices = np.where(pos != 0)`, `rows, cols = np.nonzero(m)`: names that hold an index

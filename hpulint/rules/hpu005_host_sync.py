@@ -11,7 +11,7 @@ import re
 
 import libcst as cst
 
-from hpulint.analysis.build import _is_cpu, method_hint
+from hpulint.analysis.build import is_cpu, method_hint
 from hpulint.analysis.host_readers import host_read
 from hpulint.analysis.outputs import run_output
 from hpulint.analysis.names import is_host_name, is_model_name, is_tokenizer_name
@@ -353,7 +353,7 @@ def _holds_steps(fn, loop) -> bool:
 
 
 def method_hint_cpu(an, device: cst.BaseExpression) -> bool:
-    return _is_cpu(an, device)
+    return is_cpu(an, device)
 
 
 def _to_cpu(an, call: cst.Call) -> bool:
