@@ -41,6 +41,10 @@ def record_call(an, node: cst.Call) -> None:
         # `setattr(model, name, QLinear(mod))`: a layer replaced by an instance of a project module
         # (quantization, LoRA injection); a compiled model then runs its forward
         an.swapped.append((an.value(node.args[2].value), fn.name))
+    if qn == "types.MethodType" and len(node.args) == 2:
+        # `model._sample = types.MethodType(DreamGenerationMixin._sample, model)`: the class's
+        # function runs as a method of the receiver (a model: its `self(...)` runs the model)
+        an.installed.append((an.value(node.args[0].value), an.value(node.args[1].value)))
     if qn == XLA_OPTIMIZER_STEP:
         facts.opt_step.append(node)
         an.call_statement[id(node)] = an.statement

@@ -208,7 +208,8 @@ class ClassQueries:
 
     def mixed_into_model(self, cid: str) -> bool:
         """A class some project model class derives from (a mixin such as a `GenerationMixin`):
-        its `self` is, at run time, that model."""
+        its `self` is, at run time, that model. So is a class whose functions some file installs
+        on a model (`model._sample = types.MethodType(DreamGenerationMixin._sample, model)`)."""
         hit = self._mixins.get(cid)
         if hit is None:
             if self._subclass_map is None:
@@ -218,9 +219,28 @@ class ClassQueries:
             # run time, `class HF(getattr(transformers, arch), REPLUG_Generation)`)
             hit = any(self.is_model_class(sub) for sub in self._subclass_map.get(cid, ())) \
                 or any(b.rsplit(".", 1)[-1] == "GenerationMixin" and b.startswith("transformers")
-                       for b in self.external_bases(cid))
-            self._mixins[cid] = hit
+                       for b in self.external_bases(cid)) \
+                or cid in self._installed_on_models()
+            if hit or hasattr(self, "resolve"):
+                self._mixins[cid] = hit
         return hit
+
+    def _installed_on_models(self) -> set:
+        if self._installed is not None:
+            return self._installed
+        # (asked while the callers are built, before values resolve across the project: a shallow
+        # answer, not kept)
+        res = getattr(self, "resolve", None) or self.shallow
+        out = set()
+        for mod, s in self.modules.items():
+            for method, receiver in s.get("installed", ()):
+                fid = res(self.val(method, mod)).ref
+                if fid in self.functions and self.functions[fid][1]["cls"] is not None \
+                        and res(self.val(receiver, mod)).kind == MODEL:
+                    out.add(self.functions[fid][1]["cls"])
+        if res is not self.shallow:
+            self._installed = out
+        return out
 
     def _overrides(self, cid: str, name: str, found: str) -> list:
         """`self.sampler_step(...)` in a base class runs whichever subclass's override the object

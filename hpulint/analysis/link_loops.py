@@ -188,7 +188,8 @@ class StepLoops:
         passes its counter to a call that runs the model (a loop over video chunks that encodes
         each chunk's inputs, then denoises it with `do_sample_per_step(model, ..., step)`): each
         outer pass is a run, and the inner loop's passes are its steps; so is a loop that calls the
-        model and fills, at its counter's position, the tensor it reads (a token a pass). The inner
+        model and fills, at its counter's position, the tensor it reads (a token a pass), and a
+        `while` loop that calls the model until its block is decoded (a block's tokens). The inner
         loop is a step loop too (a corrector loop that only repeats a model call, `for _ in
         range(k)`, is not)."""
         out = None
@@ -203,7 +204,9 @@ class StepLoops:
                     continue
                 # (`for j in range(w): logits = model.transformer(idx[:, :j]) ... idx[:, j] = ix`:
                 # the pass fills the tensor it reads at its counter's position, a token a pass)
-                why = self._model_call(fid, j, with_counter=not info.get("fills"))
+                # (`while True: logits = model(x[:, start:], past_key_values=kv) ... if done: break`:
+                # a loop with no bound of its own decodes until the block is filled, a pass a step)
+                why = self._model_call(fid, j, with_counter=not info.get("fills") and info["iter"] is not None)
                 if why is not None:
                     if out is None:
                         out = dict(loops)

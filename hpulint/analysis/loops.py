@@ -173,7 +173,7 @@ def int_step(node: cst.BaseExpression) -> bool:
 
 
 def is_int_arith(node: cst.BaseExpression) -> bool:
-    """An expression that plausibly stays a Python int: arithmetic, min/max/int/abs/len."""
+    """An expression that plausibly stays a Python int: arithmetic, min/max/int/abs/len, sizes."""
     return _arith_of(node, (cst.Name, cst.Integer), ("min", "max", "int", "abs", "round", "len"), True)
 
 
@@ -208,6 +208,8 @@ def _arith_of(node: cst.BaseExpression, leaves: tuple, calls: tuple, attributes:
         return type(node.operator) is not cst.Not and _arith_of(node.expression, leaves, calls, attributes)
     if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in calls:
         return all(_arith_of(a.value, leaves, calls, attributes) for a in node.args)
+    if attributes and int_step(node) and type(node) is not cst.BinaryOperation:
+        return True  # a size: `prompt.shape[1] + block * n`, `x.size(1) + i`
     return attributes and type(node) is cst.Attribute
 
 

@@ -54,6 +54,7 @@ class Project(ClassQueries, Symbols, Callers):
         self._returns_params: dict = {}  # fid -> whether it returns one of its parameters
         self._returning: set = set()  # fids whose ret_with is being computed (recursive returns)
         self._mixins: dict = {}  # cid -> whether a project model class derives from it
+        self._installed: Optional[set] = None  # cids whose functions are installed on models (MethodType)
         self._bumped_attrs: Optional[dict] = None
         self._by_stem: Optional[dict] = None
         self._subclass_map: Optional[dict] = None

@@ -23,7 +23,7 @@ from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 63
+VERSION = 64
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -159,4 +159,5 @@ def summarize(an) -> dict:
         "off_flags": sorted(an.off_flags),
         "compiled": [[to_json(v), how, optional] for v, how, optional in an.compiled],
         "swapped": [[to_json(v), where] for v, where in an.swapped],
+        "installed": [[to_json(m), to_json(r)] for m, r in an.installed],
     }

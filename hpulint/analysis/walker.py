@@ -68,6 +68,7 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes, Imports):
         self.wraps_step: set = set()  # ids of Ifs whose body runs an optimizer step
         self.compiled: list = []  # (Val compiled, how, under an `if`): torch.compile(x), x.compile()
         self.swapped: list = []  # (Val, function name): `setattr(model, name, QLinear(mod))`, a module swapped in
+        self.installed: list = []  # (method Val, receiver Val): `types.MethodType(Mixin._sample, model)`
         self._ids: dict = {}  # id(def node) -> fid/cid
         self._stores: set = set()  # ids of Name nodes that are assignment targets
         self._store_bases: set = set()  # ids of the names a subscript store writes into

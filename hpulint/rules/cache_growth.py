@@ -103,7 +103,7 @@ def fed_back(an, node: cst.Assign) -> bool:
     `logits, kv_cache = model(x, past_kv=kv_cache)`. A file with none (an encoder written with a
     cache argument it is never given), or that keeps only a window of what it joined (a causal
     video decoder's last frames), does not grow one."""
-    if type(node.value) is cst.Name and node.value.value == "None" or _window(node.value):
+    if type(node.value) is cst.Name and node.value.value == "None" or window(node.value):
         return False  # (`self.causal_cache = x[:, :, -1:].clone()`: the last frames, a fixed length)
     for t in node.targets:
         target = t.target
@@ -123,11 +123,17 @@ def fed_back(an, node: cst.Assign) -> bool:
     return False
 
 
-def _window(value: cst.BaseExpression) -> bool:
+def window(value: cst.BaseExpression) -> bool:
     """The last positions of a tensor, through views (`x_pad[:, :, -1:].clone()`, `x[:, -2 * n:-n]`):
     a fixed length. (`nk[:, offset:]` drops the first `offset`: it may keep everything.)"""
     while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in VIEWS:
         value = value.func.value
     return type(value) is cst.Subscript and any(
-        type(el.slice) is cst.Slice and type(el.slice.lower) is cst.UnaryOperation
-        and type(el.slice.lower.operator) is cst.Minus for el in value.slice)
+        type(el.slice) is cst.Slice and _negative(el.slice.lower) for el in value.slice)
+
+
+def _negative(bound) -> bool:
+    """`-1`, `-n`, `-2 * n`: counted back from the end."""
+    while type(bound) is cst.BinaryOperation and type(bound.operator) in (cst.Multiply, cst.FloorDivide):
+        bound = bound.left
+    return type(bound) is cst.UnaryOperation and type(bound.operator) is cst.Minus

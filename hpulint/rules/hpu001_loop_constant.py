@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.loops import is_number_arith
+from hpulint.analysis.state import Loop
 from hpulint.analysis.syntax import code, names_in
 from hpulint.analysis.values import V_UNKNOWN
 from hpulint.model import UNSAFE, Fix
@@ -38,6 +39,16 @@ MESSAGE = (
     "different graph, so the device compiles again on every iteration ({why}). Keep the value "
     "on the device: read a fixed position and `torch.roll` the buffer each pass, or index with "
     "a device tensor"
+)
+
+
+# the counter of an outer loop read inside a step loop nested in it (a block loop around the
+# block's decoding loop): the same constant for the inner passes, a new one each outer pass
+OUTER_MESSAGE = (
+    "loop counter `{name}` becomes a constant in the graph ({where}): it is the same in every pass "
+    "of the inner step loop, but each pass of its own loop records different graphs, so the device "
+    "compiles them again for every pass of the outer loop ({why}). Keep the value on the device "
+    "(index with a device tensor, or mask a fixed-size window), or pad to one shape for all passes"
 )
 
 
@@ -492,7 +503,13 @@ class LoopIteratorConstant(Rule):
             if why is None or an.device_excluded(here) or an.runs_once(here):
                 return None  # (under `if i == 0:` the pass is one pass: one constant, one graph)
             extra = what()
-            return None if extra is None else why + extra
+            if extra is None:
+                return None
+            inner = here.loop  # (the whole message: which one depends on the linked loops)
+            while inner is not None and inner is not origin and not inner.is_step_loop:
+                inner = inner.parent
+            outer = isinstance(origin, Loop) and inner is not None and inner is not origin
+            return (OUTER_MESSAGE if outer else MESSAGE).format(name=name, where=where, why=why + extra)
 
-        self.report(node, MESSAGE.format(name=name, where=where, why="{why}"), fix=fix, when=when)
+        self.report(node, "{why}", fix=fix, when=when)
 

@@ -14,7 +14,7 @@ from hpulint.analysis.loops import reset_later
 from hpulint.analysis.syntax import code, descendants, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
-from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_write
+from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_write, window
 
 CATS = frozenset(("torch.cat", "torch.concat", "torch.concatenate"))
 JOINS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "vstack", "hstack",
@@ -62,6 +62,9 @@ class GrowingCatAccumulator(Rule):
         self.fed_back = False  # the file keeps a grown cache for the next call (see cache_growth.fed_back)
         # (function, name) -> (the loop, the value) of the name's last plain assignment
         self.last: dict = {}
+        # (function, attribute) -> kept whole (True) or only as a window of its last positions
+        # (False) by the function's assignments to `self.<attribute>` (see cache_growth._window)
+        self.kept: dict = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Attribute and static_write(self.an, self.aliases, node):
@@ -73,6 +76,9 @@ class GrowingCatAccumulator(Rule):
             self.fed_back = True
         before = {}
         for t in node.targets:  # (`latents = latents = step(...)` binds it too)
+            if type(t.target) is cst.Attribute and not (type(node.value) is cst.Name and node.value.value == "None"):
+                k = (id(an.function), t.target.attr.value)
+                self.kept[k] = self.kept.get(k, False) or not window(node.value)
             if type(t.target) is cst.Name:
                 k = (id(an.function), t.target.value)
                 before[k] = self.last.get(k)
@@ -215,9 +221,11 @@ class GrowingCatAccumulator(Rule):
         fn = id(an.function)
 
         def when():
-            if _on_host(an, every, every[1:]) or fn in self.static or not self.fed_back:
+            if _on_host(an, every, every[1:]) or fn in self.static or not self.fed_back \
+                    or self.kept.get((fn, cache)) is False:
                 # (a static cache written in place is the default path; a file that never keeps
-                # the cache for the next call is an encoder whose cache argument stays None)
+                # the cache for the next call is an encoder whose cache argument stays None; a
+                # causal video layer keeps only the last frames of what it joined: a fixed length)
                 return None
             return an.every_step(here)
 
