@@ -39,3 +39,179 @@ def test_a_cache_cut_back_to_its_last_frames_every_call_does_not_grow():
 
 def test_a_cache_that_keeps_everything_it_joined_grows_every_call():
     assert found(CAUSAL.format(kept=":"), ("HPU003",)) == [("HPU003", 15)]
+
+
+# a pipeline block's state: set afresh from the scheduler every call, then joined with the mask
+# channels (a 9-channel inpainting UNet); against the same join onto a state carried across calls
+BLOCK = """
+import torch
+
+
+class Denoise:
+    def __call__(self, components, block_state, i, t):
+{first}        if components.channels == 9:
+            block_state.scaled = torch.cat([block_state.scaled, block_state.mask], dim=1)
+        return block_state
+"""
+
+
+def test_an_attribute_set_afresh_earlier_in_the_call_does_not_grow():
+    first = "        block_state.scaled = components.scheduler.scale_model_input(block_state.latents, t)\n"
+    assert found(BLOCK.format(first=first), ("HPU003",)) == []
+
+
+def test_an_attribute_joined_onto_itself_on_every_call_still_grows():
+    assert found(BLOCK.format(first=""), ("HPU003",)) == [("HPU003", 8)]
+
+
+# block-wise diffusion decoding: each block starts with a full pass that fills the cache, then a
+# `while True` loop decodes the block's tokens, one model call a pass, until none is masked
+BLOCKS = """
+import torch
+
+
+def generate(model, prompt, x, n_blocks, block, schedule, mask_id):
+    for b in range(n_blocks):
+        start = prompt.shape[1] + b * block
+        out = model(x, use_cache=True)
+        kv = out.past_key_values
+        i = 1
+        while True:
+            logits = model(x[:, start:], past_key_values=kv).logits
+            take = schedule[:, i]
+            x[:, start:] = logits.argmax(-1)
+            if (x[:, start:start + block] == mask_id).sum() == 0:
+                break
+            i += 1
+    return x
+"""
+
+
+def test_a_while_loop_that_decodes_a_block_inside_a_block_loop_is_a_step_loop():
+    got = found(BLOCKS, ("HPU001",))
+    assert ("HPU001", 13) in got  # `schedule[:, i]`, the inner counter
+
+
+def test_a_block_offset_made_from_a_size_and_the_block_counter_is_a_counter():
+    got = found(BLOCKS, ("HPU001",))
+    assert ("HPU001", 12) in got  # `x[:, start:]`, a new shape every block
+
+
+def test_an_outer_counter_read_in_the_inner_step_loop_says_it_changes_per_outer_pass():
+    from hpulint.config import Config
+    from hpulint.engine import lint_source
+    import textwrap
+
+    msgs = {f.line: f.message for f in lint_source(textwrap.dedent(BLOCKS), "run.py", Config()) if f.code == "HPU001"}
+    assert "every pass of the outer loop" in msgs[12]
+    assert "every pass of the outer loop" not in msgs[13]
+
+
+# functions of a generation class installed on a loaded model with types.MethodType: `self(...)`
+# in them runs the model
+INSTALLED = {
+    "gen_utils.py": """
+import torch
+
+
+class GenerationMixin:
+    def sample(self, x, steps):
+        for i in range(steps):
+            logits = self(x).logits
+            x = torch.where(x == 0, logits.argmax(-1), x)
+            if (x == 0).sum() == 0:
+                break
+        return x
+""",
+    "run.py": """
+import types
+import torch
+from transformers import AutoModel
+from gen_utils import GenerationMixin
+
+model = AutoModel.from_pretrained("m").to("cuda")
+{install}
+""",
+}
+
+
+def _installed(tmp_path, capsys, monkeypatch, install):
+    from snippets import lint_project
+
+    files = dict(INSTALLED)
+    files["run.py"] = files["run.py"].format(install=install)
+    return lint_project(tmp_path, files, capsys, monkeypatch)
+
+
+def test_a_class_whose_function_is_installed_on_a_model_calls_the_model_through_self(tmp_path, capsys, monkeypatch):
+    got = _installed(tmp_path, capsys, monkeypatch, "model.sample = types.MethodType(GenerationMixin.sample, model)")
+    assert any(g.startswith("gen_utils.py:10:") and g.endswith("HPU008") for g in got), got
+
+
+def test_a_class_never_installed_on_a_model_does_not(tmp_path, capsys, monkeypatch):
+    got = _installed(tmp_path, capsys, monkeypatch, "out = None")
+    assert not any(g.startswith("gen_utils.py") for g in got)
+
+
+# the framework hands a step hook each step's batch, on the device
+HOOKS = """
+import torch
+{base_import}
+
+
+class Step({base}):
+    def {hook}(self, {params}):
+        mask = {batch}["attention_mask"]
+        if mask.sum() == 0:
+            return None
+        return mask.float().mean()
+"""
+
+
+def test_a_trainer_step_hooks_inputs_are_device_tensors():
+    src = HOOKS.format(base_import="from transformers import Trainer", base="Trainer", hook="compute_loss",
+                       params="model, inputs, return_outputs=False", batch="inputs")
+    assert found(src, ("HPU008",)) == [("HPU008", 9)]
+
+
+def test_a_lightning_training_steps_batch_is_device_tensors():
+    src = HOOKS.format(base_import="import lightning as L", base="L.LightningModule", hook="training_step",
+                       params="batch, batch_idx", batch="batch")
+    assert found(src, ("HPU008",)) == [("HPU008", 9)]
+
+
+def test_a_step_hooks_batch_that_a_project_caller_fills_with_host_data_is_not():
+    src = HOOKS.format(base_import="import lightning as L", base="L.LightningModule", hook="training_step",
+                       params="batch, batch_idx", batch="batch") + """
+
+def smoke():
+    Step().training_step({"attention_mask": [1, 1, 0]}, 0)
+"""
+    assert found(src, ("HPU008",)) == []
+
+
+def test_a_method_not_named_as_a_step_hook_gets_nothing_from_its_name():
+    src = HOOKS.format(base_import="import lightning as L", base="L.LightningModule", hook="summarize",
+                       params="batch, batch_idx", batch="batch")
+    assert found(src, ("HPU008",)) == []
+
+
+# a library criterion (transformers' LabelSmoother) gives a loss tensor, which the step prints
+SMOOTHED = """
+import torch
+from transformers.trainer_pt_utils import LabelSmoother
+
+
+def train(model, loader, opt):
+    smoother = LabelSmoother(epsilon=0.1)
+    for batch in loader:
+        out = model(**batch)
+        loss = smoother(out, batch["labels"])
+        print(f"loss {loss}")
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_library_criterions_output_is_a_tensor():
+    assert found(SMOOTHED, ("HPU005",)) == [("HPU005", 11)]

@@ -24,6 +24,11 @@ OPTIMIZER_MODULES = ("torch.optim.", "habana_frameworks.torch.hpex.optimizers.",
 LOADER_CALLS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
+# libraries whose criterion classes are named for what they are (a project's own loss class keeps
+# its symbol: calling it runs its forward)
+_LOSS_LIBRARIES = ("transformers.", "timm.", "kornia.", "monai.", "segmentation_models_pytorch.",
+                   "pytorch_metric_learning.")
+_LOSS_CLASS = re.compile(r"^[A-Z]\w*(?:Loss|Smoother|CrossEntropy)$")
 EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
@@ -58,6 +63,10 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         device = keyword(call, "device") or (
             call.args[2].value if len(call.args) > 2 and call.args[2].keyword is None else None)
         return Tup((V_TENSOR, V_HOST)) if device is not None and not build.is_cpu(an, device) else None
+    if qn.startswith(_LOSS_LIBRARIES) and _LOSS_CLASS.search(qn.rsplit(".", 1)[-1]):
+        # `LabelSmoother(epsilon=0.1)`, timm's `LabelSmoothingCrossEntropy()`: a criterion, whose
+        # call gives a loss tensor
+        return V_LOSS
     if not qn.startswith("torch."):
         return None
     leaf = qn.rsplit(".", 1)[-1]

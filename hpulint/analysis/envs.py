@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hpulint.analysis.names import STEP_HOOKS
 from hpulint.analysis.resolve import Env, Resolver
 from hpulint.analysis.values import (
     DEVICE_TENSORS, HOST, INST, LOADER, MLOADER, MODEL, NONE, R, R_UNKNOWN, SCALAR, SEQ, SEQ_TENSOR, SYM, TENSOR, TUPLE,
@@ -78,6 +79,11 @@ class GlobalEnv(Env):
         if ev:
             return r(ev)
         got = self._from_callers(fid, name)
+        if got.kind == UNKNOWN and _hook_batch(f, name) and not self.p.callers.get(fid):
+            # `training_step(self, batch, batch_idx)`, a Trainer's `compute_loss(self, model,
+            # inputs)`: the framework hands the hook each step's batch, moved to the device (like a
+            # loader's batches, it counts as tensors)
+            return r(TENSOR)
         if got.kind == UNKNOWN and f["cls"] is None and ":" in fid and "." not in fid.split(":", 1)[1] \
                 and fid not in self.p.callers and by_name(name).kind == UNKNOWN:
             got = self._from_siblings(entry[0], fid, name)
@@ -233,3 +239,15 @@ def prefer(got: R, fallback: R) -> R:
     if got.kind == TUPLE and fallback.kind == TUPLE and len(got.parts) == len(fallback.parts):
         return R(TUPLE, got.ref, tuple(prefer(a, b) for a, b in zip(got.parts, fallback.parts)))
     return got
+
+
+def _hook_batch(f: dict, name: str) -> bool:
+    """Is ``name`` the batch parameter of a framework's step hook (a method named like Lightning's
+    or a Hugging Face Trainer's): the first after `self`, or after `model` (`compute_loss(self,
+    model, inputs)`)?"""
+    if f["cls"] is None or f["name"] not in STEP_HOOKS:
+        return False
+    params = [q for q in f["params"] if q not in ("self", "cls")]
+    if params[:1] == ["model"]:
+        params = params[1:]
+    return params[:1] == [name]

@@ -65,6 +65,9 @@ class GrowingCatAccumulator(Rule):
         # (function, attribute) -> kept whole (True) or only as a window of its last positions
         # (False) by the function's assignments to `self.<attribute>` (see cache_growth._window)
         self.kept: dict = {}
+        # (function, attribute target's text) -> the value of its first assignment outside loops
+        # (`block_state.x = scheduler.scale_model_input(...)` before `block_state.x = cat([block_state.x, m])`)
+        self.first_attr: dict = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         if type(node.func) is cst.Attribute and static_write(self.an, self.aliases, node):
@@ -79,6 +82,8 @@ class GrowingCatAccumulator(Rule):
             if type(t.target) is cst.Attribute and not (type(node.value) is cst.Name and node.value.value == "None"):
                 k = (id(an.function), t.target.attr.value)
                 self.kept[k] = self.kept.get(k, False) or not window(node.value)
+                if an.loop is None:
+                    self.first_attr.setdefault((id(an.function), code(t.target)), node.value)
             if type(t.target) is cst.Name:
                 k = (id(an.function), t.target.value)
                 before[k] = self.last.get(k)
@@ -160,6 +165,12 @@ class GrowingCatAccumulator(Rule):
             if fn.name in SETUP_METHODS:
                 return
             loop = an.loop
+            first = self.first_attr.get((id(fn), text)) if loop is None else None
+            if first is not None and first is not value and not any(
+                    self._of_itself(n, target) for n in descendants(first) if isinstance(n, cst.BaseExpression)):
+                # set afresh earlier in the same call, from something else (the scheduler's scaled
+                # latents, then the mask channels joined to them): the same size on every call
+                return
 
             local = _local_object(target, fn)
 
