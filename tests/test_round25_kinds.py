@@ -215,3 +215,27 @@ def train(model, loader, opt):
 
 def test_a_library_criterions_output_is_a_tensor():
     assert found(SMOOTHED, ("HPU005",)) == [("HPU005", 11)]
+
+
+# the indices where a device condition holds, from a one-argument `torch.where`: their number is
+# data, so a branch on it waits for the device
+EOS = """
+import torch
+
+
+def decode(model, ids, eos, steps):
+    for _ in range(steps):
+        ids = torch.cat([ids, model(ids).logits[:, -1:].argmax(-1)], dim=-1)
+        found = {found}
+        if len(found) > 0:
+            break
+    return ids
+"""
+
+
+def test_a_branch_on_the_length_of_a_one_argument_wheres_indices_waits_for_the_device():
+    assert found(EOS.format(found="torch.where(ids[0] == eos)[0]"), ("HPU008",)) == [("HPU008", 9)]
+
+
+def test_a_branch_on_the_length_of_a_three_argument_where_does_not():
+    assert found(EOS.format(found="torch.where(ids[0] == eos, 1, 0)"), ("HPU008",)) == []

@@ -37,8 +37,14 @@ class DataDependentControlFlow(Rule):
             return
         key = (id(self.an.function), node.targets[0].target.value)
         value = node.value
+        if type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index \
+                and type(value.value) is cst.Call:
+            # `torch.where(ids == eos)[0]`, `m.nonzero(as_tuple=True)[1]`: one of the index tensors
+            value = value.value
         source = None
-        if type(value) is cst.Call and (self.an.qualname(value.func) or "") in RAGGED_FUNCTIONS and value.args:
+        if type(value) is cst.Call and (self.an.qualname(value.func) or "") == "torch.where" and len(value.args) == 1:
+            source = value.args[0].value  # (one-argument where: the indices where it holds)
+        elif type(value) is cst.Call and (self.an.qualname(value.func) or "") in RAGGED_FUNCTIONS and value.args:
             source = value.args[0].value
         elif type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in RAGGED_METHODS:
             source = value.func.value
