@@ -206,6 +206,16 @@ class Analysis(Walker):
         target = self.target_of(here.function)
         return any(all(guards.runs_on(d, p, t) for d, p in devices) for t in _LAZY_TARGETS.get(target, (target,)))
 
+    def never_given_branch(self, here: Here) -> Optional[str]:
+        """The parameter (default None or False, `if verbose:`, `if callback is not None:`) whose
+        test keeps the point from running because no project caller gives it, if any."""
+        optional = here.function.optional_ifs
+        for b in here.branches if optional else ():
+            name = optional.get(id(b.node)) if b.in_body else None
+            if name is not None and self.facts.ask(("never-given", here.function.fid, name)):
+                return name
+        return None
+
     def device_excluded(self, here: Here) -> Optional[str]:
         """The device test that keeps the point off the target device, if any."""
         target = self.target_of(here.function)

@@ -2,7 +2,7 @@
 
 By default the second size Dynamo sees makes a dimension symbolic (automatic dynamic shapes: one
 recompile), and int arithmetic on the symbol stays symbolic (``n // 4``, ``math.prod(x.shape)``,
-``math.log2(n)``). Three uses need the value itself, so Dynamo specializes the size again and
+``math.log2(n)``). Four uses need the value itself, so Dynamo specializes the size again and
 guards on it: each new input size is a new graph. Measured on torch 2.13 (CPU, ``eager`` backend),
 a compiled function fed 6 sizes:
 
@@ -10,6 +10,9 @@ a compiled function fed 6 sizes:
   5 recompiles, also when the result is unused;
 - a NumPy function of a size (``np.prod(x.shape[:-1])``, ``np.sqrt(n)``, ``np.log2``, ``np.ceil``,
   ``np.maximum``): 5 recompiles (``math.prod``/``math.sqrt`` of the same: 1);
+- a size given where torch needs an int as a number (``torch.triu_indices(n, n, 1)``,
+  ``torch.linspace(-1, 1, w)``, ``F.one_hot(t, n)``, ``F.pixel_shuffle(x, r)``, ...: the table
+  ``compile_specialized.INT_ARGS``): a graph per size;
 - a ``for`` over ``range(k)`` with ``k`` computed from a size (``int(math.log2(min(h, w))) - 2``
   pyramid levels, ``n // 4``): Dynamo unrolls the loop, 4 and 5 recompiles (``int(math.log2(n))`` not
   looped over: 1).
@@ -31,6 +34,7 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_shape_windows import _assigned, _from_size
+from hpulint.rules.compile_specialized import INT_ARGS, _arg
 from hpulint.rules.compiled_region import MANY, counter_values
 
 MESSAGE = (
@@ -46,6 +50,9 @@ KINDS = {
                    "or bring the inputs to a few sizes there"),
     "numpy": ("Dynamo runs a NumPy function of a Python int with the int's value",
               "Use `math.prod`/`math.sqrt`/`math.log2` (traced symbolically), or a tensor op on the sizes"),
+    "int": ("{call} needs the int itself to build the graph (it is never made symbolic)",
+            "Pad to a fixed maximum (the largest size of the run) and mask the rest, or build that tensor in the "
+            "eager code and pass it in"),
     "range": ("Dynamo unrolls a Python loop, so the loop count is a constant of the graph",
               "Loop over a fixed maximum and mask (or pad) the rest, or keep the count fixed per run"),
 }
@@ -63,6 +70,15 @@ def size_specializer(an, node: cst.Call) -> Optional[tuple]:
             return "bit_length", f"`{_short(node)}`"
         return None
     qn = an.qualname(func) or ""
+    leaf = qn.rsplit(".", 1)[-1]
+    if leaf in INT_ARGS and qn in (f"torch.{leaf}", f"torch.nn.functional.{leaf}"):
+        # `torch.triu_indices(n, n, 1)` with `n = scores.shape[0]`, `torch.linspace(-1, 1, w)`
+        assigned = _assigned(fn.node)
+        for pos, kw in INT_ARGS[leaf]:
+            arg = _arg(node, pos, kw)
+            if arg is not None and _from_size(arg, assigned, 0):
+                return "int", f"`{_short(node)}`"
+        return None
     if qn.startswith("numpy.") and qn.count(".") == 1 and node.args:
         assigned = _assigned(fn.node)
         if any(_from_size(a.value, assigned, 0) for a in node.args):
@@ -138,7 +154,7 @@ def sizes_change(rule, name: str) -> bool:
 
 def message(kind: str, said: str, fn: str, compiled: str, limit: int) -> str:
     why, fix = KINDS[kind]
-    return MESSAGE.format(said=said, fn=fn, compiled=compiled, why=why, fix=fix, limit=limit)
+    return MESSAGE.format(said=said, fn=fn, compiled=compiled, why=why.format(call=said), fix=fix, limit=limit)
 
 
 def _short(node: cst.CSTNode) -> str:

@@ -33,6 +33,15 @@ FLOAT_ARGS = {"interpolate": (2, "scale_factor"), "upsample": (2, "scale_factor"
               "dropout2d": (1, "p"), "alpha_dropout": (1, "p"), "pad": (3, "value"),
               "cross_entropy": (None, "label_smoothing"), "layer_norm": (4, "eps"),
               "smooth_l1_loss": (None, "beta"), "huber_loss": (None, "delta")}
+# leaf name -> the (position, keyword) of int arguments torch needs as numbers to build the graph:
+# never made dynamic (measured on 2.13: a compiled function fed 2, 3, 4, 5 compiled 4 graphs; the
+# same int given to `arange`, `randperm`, `eye`, `zeros`, `full`, `topk`, `roll`, `narrow`,
+# `repeat_interleave`, `multinomial` or `tril(k)` compiled 2, automatic dynamic)
+INT_ARGS = {"one_hot": ((1, "num_classes"),), "triu_indices": ((0, "row"), (1, "col")),
+            "tril_indices": ((0, "row"), (1, "col")), "linspace": ((2, "steps"),), "logspace": ((2, "steps"),),
+            "pixel_shuffle": ((1, "upscale_factor"),), "pixel_unshuffle": ((1, "downscale_factor"),),
+            "unfold": ((1, "kernel_size"),), "hann_window": ((0, "window_length"),), "diagonal": ((1, "offset"),)}
+INT_NAMESPACES = ("torch",) + FUNCTIONAL
 DROPOUTS = frozenset({"Dropout", "Dropout2d", "AlphaDropout"})
 ITERATORS = frozenset({"zip", "enumerate", "reversed", "list", "tuple"})
 
@@ -45,6 +54,10 @@ WHY = {
               "a float used in tensor arithmetic)",
               "Keep it fixed (one value, or a few buckets compiled once each), or do that step with tensor "
               "arithmetic on a float tensor"),
+    "int": ("is given to `{said}`", "an int that `{said}` needs as a number to build the graph (never made "
+            "dynamic, unlike an int used as a size or in tensor arithmetic)",
+            "Keep it fixed (one value, or a few buckets compiled once each: pad the classes, points or window to "
+            "the largest), or build that tensor in the eager code and pass it in"),
     "index": ("indexes the Python list `{said}` in it", "the int that indexes a Python list (the item is picked "
               "while tracing, so the int is never made dynamic)",
               "Make the table a tensor (`torch.tensor(values)`) and index that (the int is then made dynamic "
@@ -93,6 +106,12 @@ def specialized_uses(fn: cst.FunctionDef, targets: set, lists: frozenset = froze
             if arg is not None and code(arg) in targets:
                 said = f"{code(n.func)}({kw}=...)"
                 out.setdefault(code(arg), ("float", said))
+        elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in INT_ARGS \
+                and code(n.func.value) in INT_NAMESPACES:
+            for pos, kw in INT_ARGS[n.func.attr.value]:
+                arg = _arg(n, pos, kw)
+                if arg is not None and code(arg) in targets:
+                    out.setdefault(code(arg), ("int", f"{code(n.func)}({kw}=...)"))
     return out
 
 
@@ -130,6 +149,14 @@ def argument_values(rule, expr: cst.BaseExpression, loop, counters: dict, kind: 
                     n = _distinct(cst.List([cst.Element(v) for v in values]), kind)
                     if n is not None:
                         return n, f"`{code(expr)}` of each item of `{_short(node.iter)}`", False
+    table = getattr(rule, "dicts", {}).get(expr.value.value) if type(expr) is cst.Subscript and type(expr.value) is cst.Name \
+        and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index else None
+    if type(table) is cst.Dict and kind in ("range", "index", "int") \
+            and rule.counters_of(expr.slice[0].slice.value, loop, counters):
+        # `SIZES[name]` with `name = list(SIZES)[step % 3]`: the table's values, a pass each
+        n = _distinct(cst.List([cst.Element(el.value) for el in table.elements if type(el) is cst.DictElement]), kind)
+        if n is not None:
+            return n, f"`{code(expr)}`, a value of the dict `{expr.value.value}` picked by the loop", True
     value = rule.value_in_loop(name, loop) if name is not None else None
     if type(value) is cst.Call and code(value.func) in ("random.choice", "choice") and value.args:
         n = _distinct(_literal(value.args[0].value, literals), kind)
@@ -143,7 +170,7 @@ def argument_values(rule, expr: cst.BaseExpression, loop, counters: dict, kind: 
         return None
     made = expr if value is None else value
     used = rule.counters_of(made, loop, counters)
-    if not used or (kind in ("range", "index") and not int_of_counters(made, counters)):
+    if not used or (kind in ("range", "index", "int") and not int_of_counters(made, counters)):
         return None
     n = _modulo(made, counter_values(counters, used))
     if n is None and not rule.unbounded(used, counters):
@@ -305,7 +332,7 @@ def _arg(call: cst.Call, pos, kw: str):
 def _literal(node, literals: dict):
     if type(node) is cst.Name:
         node = literals.get(node.value)
-    return node if type(node) in (cst.List, cst.Tuple) and node.elements else None
+    return node if type(node) in (cst.List, cst.Tuple) and node.elements else None  # (not a dict)
 
 
 def _entry(d, key: str):
@@ -332,7 +359,7 @@ def _distinct(lit, kind: str) -> Optional[int]:
         ok = all(type(v) in (cst.List, cst.Tuple) and v.elements
                  and all(type(e.value) is cst.SimpleString for e in v.elements) for v in values)
         n = len({tuple(e.value.value for e in v.elements) for v in values}) if ok else 0
-    elif kind in ("range", "index"):
+    elif kind in ("range", "index", "int"):
         n = len({code(v) for v in values}) if all(type(v) is cst.Integer for v in values) else 0
     else:
         n = len({float(code(v).replace("_", "")) for v in values}) if all(_number(v) for v in values) else 0

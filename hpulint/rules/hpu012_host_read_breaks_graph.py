@@ -477,11 +477,12 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         stmt = an.statement
         logged = is_log_statement(an, stmt)
         template = CONTEXT_MESSAGE if is_context_generator(fn) else MESSAGE
+        here = an.here()
 
         def when():
             reason = compiled_why(an, fn)
-            if reason is None or not check():
-                return None
+            if reason is None or not check() or an.never_given_branch(here):
+                return None  # (`if verbose: print(...)` in a helper no caller asks to be verbose)
             if self._after_first_break(fn):
                 return None  # a context manager's later lines: not traced (compile_untraced)
             said, why, *rest = subject() if subject is not None else (what, READ)

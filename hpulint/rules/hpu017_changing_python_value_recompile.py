@@ -122,6 +122,7 @@ class ChangingValueRecompile(LoopCalls):
         self.histories: dict = {}  # class name -> {attr: (kind, maxlen)} (compile_containers)
         self.obj_appends: list = []  # (call, function scope, attr): `self.<attr>.append(...)` in a method
         self.literals: dict = {}  # module-level name -> literal list or tuple
+        self.dicts: dict = {}  # module-level name -> literal dict
         self.targets: dict = {}  # name called -> text of what it compiles (`cgen = torch.compile(generate)`)
         self.counts: set = set()  # module-level names and `Class.attr` bound to an itertools.count
         self.branches: list = []  # (function scope, compared(...)): `if scale > 1.0:` in a function
@@ -180,6 +181,8 @@ class ChangingValueRecompile(LoopCalls):
                         self.module_lists.add(t.target.value)
                     if type(node.value) in (cst.List, cst.Tuple):
                         self.literals[t.target.value] = node.value
+                    elif type(node.value) is cst.Dict:
+                        self.dicts[t.target.value] = node.value
         if an.loop is not None and len(node.targets) == 1:
             target = node.targets[0].target
             counters = self.counters_here()
