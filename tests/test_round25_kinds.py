@@ -239,3 +239,113 @@ def test_a_branch_on_the_length_of_a_one_argument_wheres_indices_waits_for_the_d
 
 def test_a_branch_on_the_length_of_a_three_argument_where_does_not():
     assert found(EOS.format(found="torch.where(ids[0] == eos, 1, 0)"), ("HPU008",)) == []
+
+
+# a tensor compared with a string is never equal: Python falls back to identity, reading nothing
+STRING_TEST = """
+import torch
+
+
+def step(model, x, attention_mask):
+    for _ in range(4):
+        if attention_mask {test}:
+            x = model(x, attention_mask)
+        else:
+            x = model(x)
+    return x
+"""
+
+
+def test_a_tensor_compared_with_a_string_reads_nothing():
+    src = STRING_TEST.format(test='!= "full"')
+    assert found(src.replace("def step(model, x, attention_mask)", "def step(model, x, attention_mask: torch.Tensor)"),
+                 ("HPU008",)) == []
+
+
+def test_a_tensor_compared_with_a_number_is_still_read():
+    src = STRING_TEST.format(test="!= 0")
+    assert found(src.replace("def step(model, x, attention_mask)", "def step(model, x, attention_mask: torch.Tensor)"),
+                 ("HPU008",)) == [("HPU008", 7)]
+
+
+# XLA training loops that mark their steps through a loader, written the way users write them
+XLA_LOOP = """
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+from accelerate import Accelerator
+from torch.utils.data import DataLoader
+
+
+def train(model, opt, dataset):
+    loader = DataLoader(dataset, batch_size=8, drop_last=True)
+{body}
+"""
+
+PREPARED = """    accelerator = Accelerator()
+    model, opt, loader = accelerator.prepare(model, opt, loader)
+    for batch in loader:
+        loss = model(batch).sum()
+        accelerator.backward(loss)
+        opt.step()
+"""
+
+NEXT_OF_ITER = """    it = iter(pl.MpDeviceLoader(loader, xm.xla_device()))
+    while True:
+        batch = next(it)
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_loader_accelerate_prepares_on_xla_marks_its_steps():
+    assert found(XLA_LOOP.format(body=PREPARED), ("HPU004",)) == []
+
+
+def test_a_plain_loader_on_xla_still_needs_a_marker():
+    body = PREPARED.replace("    model, opt, loader = accelerator.prepare(model, opt, loader)\n", "")
+    assert found(XLA_LOOP.format(body=body), ("HPU004",)) == [("HPU004", 12)]
+
+
+def test_next_on_an_iterator_of_a_marking_loader_marks_each_pass():
+    assert found(XLA_LOOP.format(body=NEXT_OF_ITER), ("HPU004",)) == []
+    plain = NEXT_OF_ITER.replace("iter(pl.MpDeviceLoader(loader, xm.xla_device()))", "iter(loader)")
+    assert found(XLA_LOOP.format(body=plain), ("HPU004",)) == [("HPU004", 12)]
+
+
+# a synthetic dataset whose length is the literal it is given
+SYNTHETIC = """
+import torch
+import torch_xla.core.xla_model as xm
+from torch.utils.data import DataLoader, Dataset
+
+
+class RandomDataset(Dataset):
+    def __init__(self, num_samples, dim):
+        self.num_samples = num_samples
+        self.dim = dim
+
+    def __len__(self):
+        return self.num_samples
+
+    def __getitem__(self, i):
+        return torch.randn(self.dim)
+
+
+def train(model, opt):
+    loader = DataLoader(RandomDataset({n}, 8), batch_size=64)
+    for x in loader:
+        loss = model(x.to(xm.xla_device())).sum()
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+"""
+
+
+def test_a_dataset_whose_length_the_batch_size_divides_has_no_short_batch():
+    assert found(SYNTHETIC.format(n=1024), ("HPU007",)) == []
+
+
+def test_a_dataset_whose_length_it_does_not_divide_has_one():
+    assert found(SYNTHETIC.format(n=1000), ("HPU007",)) == [("HPU007", 20)]

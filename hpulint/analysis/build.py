@@ -14,7 +14,7 @@ import libcst as cst
 from hpulint.analysis.names import LEGACY_TENSOR_TYPES, MASK_METHODS, is_tokenizer_name
 from hpulint.analysis.syntax import last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Choice, Elem, Join, Meth, Named, Ret, RetOf, Sym, Tup, V_HOST, V_MASK, V_OTHER, V_SCALAR, V_SEQ,
+    Arith, Attr, CallV, Choice, Elem, Join, LoaderAt, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_HOST, V_MASK, V_OTHER, V_SCALAR, V_SEQ,
     V_TENSOR, V_UNKNOWN, Val, join,
 )
 
@@ -283,7 +283,17 @@ def _wrapped_arguments(an, func: cst.Attribute, call: cst.Call) -> Optional[Val]
     if not args or len(args) != len([a for a in call.args if a.keyword is None]):
         return None
     vals = tuple(value(an, a.value) for a in args)
+    if "xla" in an.evidence and "accelerator" in receiver.lower():
+        # Accelerate on an XLA device wraps each prepared loader in its MpDeviceLoader wrapper,
+        # which marks a step per batch
+        vals = tuple(Marking(v) if _loader(v) else v for v in vals)
     return vals[0] if len(vals) == 1 else Tup(vals)
+
+
+def _loader(v: Val) -> bool:
+    while type(v) is Named:
+        v = v.base
+    return type(v) is LoaderAt
 
 
 def builtin_call(an, name: str, call: cst.Call) -> Optional[Val]:

@@ -7,7 +7,7 @@ import libcst as cst
 
 from hpulint.analysis.dead import why_never
 from hpulint.analysis.guards import NEVER
-from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, clamped, is_int_arith
+from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, clamped, is_int_arith, iterates_marking_loader
 from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
 from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, string_value
 from hpulint.analysis.state import CallSite
@@ -24,6 +24,10 @@ def record_call(an, node: cst.Call) -> None:
     func = node.func
     name = last_name(func)
     qn = an.qualname(func)
+    if loop is not None and type(func) is cst.Name and func.value == "next" and len(node.args) == 1 \
+            and "next" not in an.bound_names() and iterates_marking_loader(an, node.args[0].value):
+        # `batch = next(loader_iter)` on an iterator of an MpDeviceLoader: a step marked per batch
+        loop.loader_marks = True
     if an.is_marker_call(node):
         dead = next((b.node for b in an.if_branches if b.device == NEVER and b.in_body), None)
         if dead is not None:  # `if args.device == "hpu": htcore.mark_step()` after `args.device = torch.device("hpu")`

@@ -36,6 +36,7 @@ class ShortLastBatch(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        self.classes: dict = {}  # class name -> its definition, in this file
         self.loaders: list = []  # (Call node, bound name or None, off-by-default flag or None, scope)
         self.dicts: dict = {}  # name -> keys of a dict literal assigned to it
         self.wraps: dict = {}  # name bound to a wrapper of loaders -> the loader names it wraps
@@ -245,13 +246,49 @@ class ShortLastBatch(Rule):
         qn = self.an.qualname(dataset.func) or ""
         sizes = DATASET_SIZES.get(qn.rsplit(".", 1)[-1]) if qn.startswith("torchvision.datasets.") else None
         if sizes is None:
-            return False
+            size = self._own_length(dataset)
+            return size is not None and int(batch.value) > 0 and size % int(batch.value) == 0
         train = next((a.value for a in dataset.args if a.keyword is not None and a.keyword.value == "train"), None)
         if train is not None and not (type(train) is cst.Name and train.value in ("True", "False")):
             return False
         size = sizes[1] if train is not None and train.value == "False" else sizes[0]
         n = int(batch.value)
         return n > 0 and size % n == 0
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[node.name.value] = node
+
+    def _own_length(self, call: cst.Call):
+        """The length of a dataset class of this file, called with a literal for the parameter its
+        `__len__` returns (`RandomDataset(num_samples=1024, ...)` whose `__len__` is `return
+        self.num_samples`, set from `num_samples` in `__init__`), else None."""
+        cls = self.classes.get(call.func.value) if type(call.func) is cst.Name else None
+        if cls is None:
+            return None
+        methods = {st.name.value: st for st in cls.body.body if type(st) is cst.FunctionDef}
+        length, init = methods.get("__len__"), methods.get("__init__")
+        body = length.body.body if length is not None and type(length.body) is cst.IndentedBlock else ()
+        ret = body[0].body[0] if len(body) == 1 and type(body[0]) is cst.SimpleStatementLine else None
+        if type(ret) is not cst.Return or type(ret.value) is not cst.Attribute or init is None \
+                or dotted(ret.value.value) != "self":
+            return None
+        attr = ret.value.attr.value
+        params = [q.name.value for q in init.params.params]
+        source = None
+        for st in init.body.body if type(init.body) is cst.IndentedBlock else ():
+            for small in st.body if type(st) is cst.SimpleStatementLine else ():
+                if type(small) is cst.Assign and any(type(t.target) is cst.Attribute and dotted(t.target) == f"self.{attr}"
+                                                     for t in small.targets):
+                    source = small.value if source is None else False  # (set twice: not known)
+        if type(source) is not cst.Name or source.value not in params[1:]:
+            return None
+        given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == source.value), None)
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        index = params.index(source.value) - 1
+        if given is None and 0 <= index < len(positional):
+            given = positional[index]
+        given = self._literal(given) if given is not None else None
+        return int(given.value) if type(given) is cst.Integer else None
 
     def _literal(self, node):
         """The value a name (or `self.<name>`) is bound to once in the file (`BATCH_SIZE = 32`,
