@@ -92,3 +92,57 @@ def test_a_print_under_a_flag_no_caller_gives_is_not_a_break():
 
 def test_a_print_under_a_flag_the_compiled_caller_gives_is_a_break():
     assert compile_found(VERBOSE.format(given=", verbose=True")) == [("HPU012", 7)]
+
+
+# measured: `math.isqrt` of a dynamic size breaks the graph ("torch.* op returned non-Tensor") and
+# specializes the size (4 sizes, 4 graphs); `int(math.sqrt(n))` is traced (2 graphs)
+GRID = """
+import math
+import torch
+
+
+@torch.compile
+def grid(tokens):
+    side = {side}
+    return tokens.view(side, side, -1).mean(-1)
+
+
+for n in (4, 9, 16, 25):
+    grid(torch.ones(n, 8))
+"""
+
+
+def test_isqrt_of_a_size_in_a_region_fed_several_sizes():
+    assert compile_found(GRID.format(side="math.isqrt(tokens.shape[0])")) == [("HPU015", 8)]
+
+
+def test_int_of_sqrt_of_the_size_is_traced():
+    assert compile_found(GRID.format(side="int(math.sqrt(tokens.shape[0]))")) == []
+
+
+# measured: `with contextlib.redirect_stdout(io.StringIO()):` inside the compiled function breaks
+# there (the function runs eagerly: 0 graphs); around the compiled call, nothing breaks
+QUIET = """
+import contextlib
+import io
+import torch
+
+
+@torch.compile
+def step(x):
+{inside}    return x * 2
+
+
+{outside}for _ in range(3):
+    step(torch.randn(4))
+"""
+
+
+def test_redirect_stdout_inside_the_region_breaks():
+    src = QUIET.format(inside="    with contextlib.redirect_stdout(io.StringIO()):\n        x = x + 1\n", outside="")
+    assert compile_found(src) == [("HPU012", 9)]
+
+
+def test_redirect_stdout_around_the_compiled_call_does_not():
+    src = QUIET.format(inside="", outside="with contextlib.redirect_stdout(io.StringIO()):\n    pass\n")
+    assert compile_found(src) == []
