@@ -146,3 +146,36 @@ def test_redirect_stdout_inside_the_region_breaks():
 def test_redirect_stdout_around_the_compiled_call_does_not():
     src = QUIET.format(inside="", outside="with contextlib.redirect_stdout(io.StringIO()):\n    pass\n")
     assert compile_found(src) == []
+
+
+# measured: a compiled function given `*views`, 2, 3 or 4 of them drawn with random.choice each
+# step: 3 graphs (a guard on the number of arguments); the views stacked into one tensor first: 2
+VIEWS = """
+import random
+import torch
+
+
+@torch.compile
+def fuse(*views):
+    return torch.stack(views).mean(0)
+
+
+@torch.compile
+def fuse_stacked(views):
+    return views.mean(0)
+
+
+random.seed(0)
+for step in range(8):
+    n_views = random.choice((2, 3, 4))
+    views = [torch.randn(4, 8) for _ in range(n_views)]
+    {call}
+"""
+
+
+def test_a_varying_number_of_starred_arguments_recompiles():
+    assert compile_found(VIEWS.format(call="fuse(*views)")) == [("HPU017", 20)]
+
+
+def test_the_same_views_stacked_before_the_call_do_not():
+    assert compile_found(VIEWS.format(call="fuse_stacked(torch.stack(views))")) == []

@@ -36,9 +36,12 @@ def listed_lengths(rule, call: cst.Call, callee: str, loop, counters: dict) -> O
         if type(node) is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name \
                 and literal_ints(rule.literals.get(node.iter.value)):
             counters.setdefault(node.target.value, lp)
+    for name, lit in _drawn(rule, loop).items():
+        counters.setdefault(name, _Drawn(lit))
     for a in call.args:
-        if a.star:
+        if a.star == "**":
             continue
+        # (`model(*views)`: Dynamo guards on the number of positional arguments too)
         expr = a.value
         value = rule.value_in_loop(expr.value, loop) if type(expr) is cst.Name else None
         for e in (expr, value):
@@ -58,6 +61,14 @@ def _sizes(rule, counters: dict, used: list) -> tuple:
     literal list or range, directly or through a module-level name; (None, "") otherwise."""
     total, said = 1, []
     for u in used:
+        if isinstance(counters.get(u), _Drawn):
+            lit = counters[u].literal
+            count = distinct_values(lit)
+            if count is None:
+                return None, ""
+            total *= count
+            said.append(f"`{u} = random.choice({_short(lit)})`")
+            continue
         node = getattr(counters.get(u), "node", None)
         if type(node) is not cst.For:
             return None, ""
@@ -75,3 +86,27 @@ def _sizes(rule, counters: dict, used: list) -> tuple:
 def _short(node) -> str:
     text = code(node)
     return text if "\n" not in text and len(text) <= 60 else "..."
+
+
+class _Drawn:
+    """A name the loop draws from a literal of sizes each pass (`n = random.choice((2, 3, 4))`)."""
+
+    __slots__ = ("literal",)
+
+    def __init__(self, literal) -> None:
+        self.literal = literal
+
+
+def _drawn(rule, loop) -> dict:
+    """Names assigned in ``loop`` (or a loop around it) from `random.choice` of a literal list or
+    tuple of ints (also a module-level one): name -> the literal."""
+    out = {}
+    for lp in loop.chain():
+        for name, value in rule.assigned.get(id(lp), {}).items():
+            if type(value) is cst.Call and code(value.func) in ("random.choice", "choice") and len(value.args) == 1:
+                lit = value.args[0].value
+                if type(lit) is cst.Name:
+                    lit = rule.literals.get(lit.value)
+                if literal_ints(lit):
+                    out.setdefault(name, lit)
+    return out
