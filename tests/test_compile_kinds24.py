@@ -179,3 +179,34 @@ def test_a_varying_number_of_starred_arguments_recompiles():
 
 def test_the_same_views_stacked_before_the_call_do_not():
     assert compile_found(VIEWS.format(call="fuse_stacked(torch.stack(views))")) == []
+
+
+# measured: `n in` a module-level set, n a size, 7 sizes: 7 graphs; `in` a list of the same: 3
+# (equality guards, one per element the sizes hit)
+TUNED = """
+import torch
+
+TUNED = {tuned}
+
+
+@torch.compile
+def attend(x):
+    n = x.shape[0]
+    if n in TUNED:
+        return x * 2
+    return x + 1
+
+
+for n in (8, 16, 20, 32, 36, 64, 70):
+    attend(torch.ones(n))
+"""
+
+
+def test_a_size_looked_up_in_a_set_is_specialized():
+    assert compile_found(TUNED.format(tuned="{16, 32, 64}")) == [("HPU015", 10)]
+
+
+def test_a_size_looked_up_in_a_list_is_not_taken_for_a_hashed_lookup():
+    # (a list is compared element by element: 3 graphs for the 7 sizes, the branch's own cost,
+    # bounded by the list; this kind is the hashed lookup's graph per size)
+    assert compile_found(TUNED.format(tuned="[16, 32, 64]")) == []

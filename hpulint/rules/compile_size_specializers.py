@@ -53,6 +53,9 @@ KINDS = {
     "int": ("{call} needs the int itself to build the graph (it is never made symbolic)",
             "Pad to a fixed maximum (the largest size of the run) and mask the rest, or build that tensor in the "
             "eager code and pass it in"),
+    "hashed": ("a set or dict lookup hashes the int, so it needs its value",
+               "Test the size with comparisons (`n % 8 == 0`, `n <= 128`) or against a list, or pick the path in "
+               "the eager code and pass a flag that takes few values"),
     "isqrt": ("`math.isqrt` of a dynamic size returns no tensor and no symbolic int (\"torch.* op returned "
               "non-Tensor\"): the graph also breaks there",
               "Use `int(math.sqrt(n))` (traced symbolically), or pass the side length in"),
@@ -89,6 +92,33 @@ def size_specializer(an, node: cst.Call) -> Optional[tuple]:
         if any(_from_size(a.value, assigned, 0) for a in node.args):
             return "numpy", f"`{_short(node)}`"
     return None
+
+
+def set_membership(an, test: cst.BaseExpression, module) -> Optional[tuple]:
+    """(kind, what is said) for `size in SET` in a function of the file, where `SET` is a
+    module-level set or dict literal (`frozenset`/`set`/`dict` calls of literals count): hashing
+    needs the value, so Dynamo specializes the size (measured: 7 sizes, 7 graphs; `in` a list or
+    tuple compares for equality, 3 graphs)."""
+    fn = an.function
+    if fn.kind != "function" or type(fn.node) is not cst.FunctionDef or type(test) is not cst.Comparison \
+            or len(test.comparisons) != 1 or type(test.comparisons[0].operator) not in (cst.In, cst.NotIn):
+        return None
+    table = test.comparisons[0].comparator
+    if type(table) is not cst.Name or not _hashed_table(module, table.value) \
+            or not _from_size(test.left, _assigned(fn.node), 0):
+        return None
+    return "hashed", f"`{_short(test)}`"
+
+
+def _hashed_table(module, name: str) -> bool:
+    for st in module.body if module is not None else ():
+        for small in st.body if type(st) is cst.SimpleStatementLine else ():
+            if type(small) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name
+                                                 for t in small.targets):
+                v = small.value
+                return type(v) in (cst.Set, cst.Dict, cst.SetComp, cst.DictComp) or (
+                    type(v) is cst.Call and type(v.func) is cst.Name and v.func.value in ("set", "frozenset", "dict"))
+    return False
 
 
 def range_bound(an, node: cst.For) -> Optional[tuple]:

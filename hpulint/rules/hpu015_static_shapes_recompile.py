@@ -27,7 +27,7 @@ from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, mark
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
 from hpulint.rules.compile_shape_windows import MESSAGE as WINDOW, shape_window, sizes_vary
-from hpulint.rules.compile_size_specializers import (message as specialized_message, range_bound, size_specializer,
+from hpulint.rules.compile_size_specializers import (message as specialized_message, range_bound, set_membership, size_specializer,
                                                      sizes_change)
 from hpulint.rules.compile_tensor_loops import looped_sizes
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
@@ -140,6 +140,9 @@ class StaticShapesRecompile(LoopCalls):
         test = compared(an, node)
         if test is not None and test[3] == "size":  # `if ids.shape[-1] < n:` (compile_dynamic_branch)
             self.size_tests.append((an.function, test))
+        spec = set_membership(an, node.test, self.module)
+        if spec is not None:  # `if n in TUNED_LENGTHS:` (compile_size_specializers)
+            self.specialized.append((node.test, an.function, spec))
         fn = an.function
         if fn.kind == "function":  # `if n % BLOCK:` on a size (compile_size_modulo)
             if self.ints is None:
