@@ -210,3 +210,32 @@ def test_a_size_looked_up_in_a_list_is_not_taken_for_a_hashed_lookup():
     # (a list is compared element by element: 3 graphs for the 7 sizes, the branch's own cost,
     # bounded by the list; this kind is the hashed lookup's graph per size)
     assert compile_found(TUNED.format(tuned="[16, 32, 64]")) == []
+
+
+# a size drawn each step with random.choice, given to linspace in the region: measured, 4 graphs
+# (a graph per size drawn over the 8 steps); arange of the same size, 2 graphs
+COORDS = """
+import random
+import torch
+
+
+@torch.compile
+def with_coords(x):
+    w = x.shape[-1]
+    xs = {coords}
+    return x + xs
+
+
+random.seed(0)
+for step in range(8):
+    size = random.choice((32, 40, 48, 56, 64))
+    with_coords(torch.randn(2, size))
+"""
+
+
+def test_a_size_drawn_from_a_few_given_to_linspace_is_specialized():
+    assert compile_found(COORDS.format(coords="torch.linspace(-1.0, 1.0, w)")) == [("HPU015", 9)]
+
+
+def test_the_same_size_given_to_arange_is_not():
+    assert compile_found(COORDS.format(coords="torch.arange(w) / w")) == []

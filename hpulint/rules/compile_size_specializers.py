@@ -35,7 +35,7 @@ import libcst as cst
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_shape_windows import _assigned, _from_size
 from hpulint.rules.compile_specialized import INT_ARGS, _arg
-from hpulint.rules.compiled_region import MANY, counter_values
+from hpulint.rules.compiled_region import MANY, counter_values, drawn_sizes
 
 MESSAGE = (
     "{said} in {fn}() makes a size of the input a Python constant, and `{compiled}` is called with sizes that "
@@ -179,6 +179,9 @@ def sizes_change(rule, name: str) -> bool:
     for call, callee, loop, counters in rule.calls:
         if callee != name:
             continue
+        drawn = drawn_sizes(rule, loop)
+        if drawn:
+            counters = {**drawn, **counters}
         for a in call.args:
             shape = rule.shape_counters(a.value, loop, counters)
             n = counter_values(counters, shape) if shape else None

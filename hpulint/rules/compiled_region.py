@@ -431,3 +431,29 @@ def int_of_counters(expr: cst.BaseExpression, counters: dict) -> bool:
         elif type(n) is not cst.Integer:
             return False
     return bool(names) and all(n in counters for n in names)
+
+
+class Drawn:
+    """A name a loop draws each pass from a literal of ints (`size = random.choice((32, 40, 48))`),
+    standing for a loop over them: ``node`` is that loop, written out, for the counting helpers."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, name: str, literal) -> None:
+        self.node = cst.For(target=cst.Name(name), iter=literal,
+                            body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Pass()])]))
+
+
+def drawn_sizes(rule, loop) -> dict:
+    """Names assigned in ``loop`` (or a loop around it) from `random.choice` of a literal list or
+    tuple of ints, also a module-level one: name -> Drawn."""
+    out = {}
+    for lp in loop.chain():
+        for name, value in rule.assigned.get(id(lp), {}).items():
+            if type(value) is cst.Call and code_of(value.func) in ("random.choice", "choice") and len(value.args) == 1:
+                lit = value.args[0].value
+                if type(lit) is cst.Name:
+                    lit = getattr(rule, "literals", {}).get(lit.value)
+                if literal_ints(lit):
+                    out.setdefault(name, Drawn(name, lit))
+    return out
