@@ -143,11 +143,14 @@ class Analysis(Walker):
         loop = here.loop
         while loop is not None:
             if loop.is_step_loop:
-                return f"in a step loop (it {loop.step_reason})"
+                return f"in a step loop that {loop.step_reason}"
             loop = loop.parent
         fn = here.function
-        if getattr(fn, "hot_reason", None):
-            return f"in {fn.name}() ({fn.hot_reason})"
+        why = getattr(fn, "hot_reason", None)
+        if why:
+            # (one clause, no nested parentheses: "in forward() of an nn.Module", "in update(),
+            # called from the step loop in ...")
+            return f"in {why}" if why.startswith(f"{fn.name}()") else f"in {fn.name}(), {why}"
         return None
 
     def hot_context(self):

@@ -33,6 +33,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import code
+from hpulint.rules.compile_forms import is_size
 from hpulint.rules.compile_shape_windows import _assigned, _from_size
 from hpulint.rules.compile_specialized import INT_ARGS, _arg
 from hpulint.rules.compiled_region import MANY, counter_values, drawn_sizes
@@ -105,9 +106,22 @@ def set_membership(an, test: cst.BaseExpression, module) -> Optional[tuple]:
         return None
     table = test.comparisons[0].comparator
     if type(table) is not cst.Name or not _hashed_table(module, table.value) \
-            or not _from_size(test.left, _assigned(fn.node), 0):
+            or not _int_size(test.left, _assigned(fn.node), 0):
         return None
     return "hashed", f"`{_short(test)}`"
+
+
+def _int_size(expr: cst.BaseExpression, assigned: dict, depth: int) -> bool:
+    """An int made of sizes (`n` with `b, n, d = x.shape`, `x.size(1) // 2`), not text made from one
+    (`"-".join(map(str, x.shape))`: the string is HPU012's, a break before any lookup)."""
+    if type(expr) is cst.Name:
+        vals = assigned.get(expr.value, ()) if depth < 4 else ()
+        return bool(vals) and all(_int_size(v, assigned, depth + 1) for v in vals)
+    if type(expr) is cst.BinaryOperation:
+        return _int_size(expr.left, assigned, depth) or _int_size(expr.right, assigned, depth)
+    if type(expr) is cst.Call and not (type(expr.func) is cst.Attribute and expr.func.attr.value == "size"):
+        return False
+    return is_size(expr)
 
 
 def _hashed_table(module, name: str) -> bool:
