@@ -349,3 +349,39 @@ def test_a_dataset_whose_length_the_batch_size_divides_has_no_short_batch():
 
 def test_a_dataset_whose_length_it_does_not_divide_has_one():
     assert found(SYNTHETIC.format(n=1000), ("HPU007",)) == [("HPU007", 20)]
+
+
+def test_the_truth_of_a_hooks_batch_container_is_not_a_device_read():
+    src = """
+import torch
+import lightning as L
+
+
+class M(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        if not self.kept:
+            self.kept = batch
+        x = batch["images"]
+        return self(x).mean()
+"""
+    assert found(src, ("HPU008",)) == []
+
+
+def test_an_attribute_set_only_on_another_branch_still_grows():
+    src = """
+import torch
+
+
+class Cached:
+    def forward(self, x):
+        if self.past is None:
+            out = self.model(x)
+            self.history = out.logits
+            self.past = out.past_key_values
+        else:
+            out = self.model(x[:, -1:], past_key_values=self.past)
+            self.history = torch.cat([self.history, out.logits], dim=1)
+            self.past = out.past_key_values
+        return self.history[:, -1]
+"""
+    assert found(src, ("HPU003",)) == [("HPU003", 13)]

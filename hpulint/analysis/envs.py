@@ -81,9 +81,10 @@ class GlobalEnv(Env):
         got = self._from_callers(fid, name)
         if got.kind == UNKNOWN and _hook_batch(f, name) and not self.p.callers.get(fid):
             # `training_step(self, batch, batch_idx)`, a Trainer's `compute_loss(self, model,
-            # inputs)`: the framework hands the hook each step's batch, moved to the device (like a
-            # loader's batches, it counts as tensors)
-            return r(TENSOR)
+            # inputs)`: the framework hands the hook each step's batch, moved to the device: its
+            # items and fields are tensors, the batch itself a container (a dict or a tuple, whose
+            # truth Python takes without the device)
+            return r(SEQ_TENSOR)
         if got.kind == UNKNOWN and f["cls"] is None and ":" in fid and "." not in fid.split(":", 1)[1] \
                 and fid not in self.p.callers and by_name(name).kind == UNKNOWN:
             got = self._from_siblings(entry[0], fid, name)

@@ -83,7 +83,7 @@ class GrowingCatAccumulator(Rule):
                 k = (id(an.function), t.target.attr.value)
                 self.kept[k] = self.kept.get(k, False) or not window(node.value)
                 if an.loop is None:
-                    self.first_attr.setdefault((id(an.function), code(t.target)), node.value)
+                    self.first_attr.setdefault((id(an.function), code(t.target)), (node.value, _branches(an)))
             if type(t.target) is cst.Name:
                 k = (id(an.function), t.target.value)
                 before[k] = self.last.get(k)
@@ -165,8 +165,8 @@ class GrowingCatAccumulator(Rule):
             if fn.name in SETUP_METHODS:
                 return
             loop = an.loop
-            first = self.first_attr.get((id(fn), text)) if loop is None else None
-            if first is not None and first is not value and not any(
+            first, where = self.first_attr.get((id(fn), text), (None, ())) if loop is None else (None, ())
+            if first is not None and first is not value and _branches(an)[:len(where)] == where and not any(
                     self._of_itself(n, target) for n in descendants(first) if isinstance(n, cst.BaseExpression)):
                 # set afresh earlier in the same call, from something else (the scheduler's scaled
                 # latents, then the mask channels joined to them): the same size on every call
@@ -408,3 +408,9 @@ def _constant_bound(s: cst.Slice) -> bool:
     bounds = [b for b in (s.lower, s.upper) if b is not None]
     return bool(bounds) and all(type(b) is cst.Integer or (type(b) is cst.UnaryOperation
                                                           and type(b.expression) is cst.Integer) for b in bounds)
+
+
+def _branches(an) -> tuple:
+    """The `if` branches around the point (an assignment under them runs before a later point only
+    when that point is under the same ones)."""
+    return tuple((id(b.node), b.in_body) for b in an.if_branches)
