@@ -217,7 +217,7 @@ def test_table_is_consistent():
     from hpulint.rules.compile_skipped import SERIALIZE
     from hpulint.rules.compile_unsupported import GC, LOCKS
     from hpulint.rules.compile_untraced import SEEDS
-    from hpulint.rules.hpu012_host_read_breaks_graph import CLOCKS, PY_RANDOM
+    from hpulint.rules.compile_read_messages import CLOCKS, PY_RANDOM
     others = FRAMES | DIGESTS | BISECT | HEAPQ | set(SERIALIZE) | GC | LOCKS | SEEDS
     others |= {f"time.{n}" for n in CLOCKS} | {f"random.{n}" for n in PY_RANDOM}
     assert not reported & others

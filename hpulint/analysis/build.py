@@ -14,8 +14,8 @@ import libcst as cst
 from hpulint.analysis.names import LEGACY_TENSOR_TYPES, MASK_METHODS, is_tokenizer_name
 from hpulint.analysis.syntax import last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
-    Arith, Attr, CallV, Choice, Elem, Join, LoaderAt, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_HOST, V_MASK, V_OTHER, V_SCALAR, V_SEQ,
-    V_TENSOR, V_UNKNOWN, Val, join,
+    Arith, Attr, CallV, Choice, Elem, Join, LoaderAt, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_HOST, V_MASK,
+    V_OTHER, V_SCALAR, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
 )
 
 _NUMBER_BUILTINS = frozenset({"int", "float", "len", "round", "abs", "bool", "complex", "divmod", "hash"})

@@ -7,7 +7,8 @@ import libcst as cst
 
 from hpulint.analysis.dead import why_never
 from hpulint.analysis.guards import NEVER
-from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, clamped, is_int_arith, iterates_marking_loader
+from hpulint.analysis.int_arith import clamped, is_int_arith
+from hpulint.analysis.loops import _LIBRARY_PREFIXES, _PROGRESS, BUILTIN_NAMES, iterates_marking_loader
 from hpulint.analysis.names import DEFERRED_CALLBACKS, XLA_EAGER_MODE, XLA_OPTIMIZER_STEP, is_optimizer_name
 from hpulint.analysis.syntax import child_nodes, is_true, keyword, last_name, string_value
 from hpulint.analysis.state import CallSite

@@ -8,7 +8,8 @@ import libcst as cst
 from hpulint.analysis import guards
 from hpulint.analysis.containers import every_element, new_dict
 from hpulint.analysis.calls import interval_guards
-from hpulint.analysis.loops import clamped, int_seq_arity, int_step, is_int_arith
+from hpulint.analysis.int_arith import clamped, int_step, is_int_arith
+from hpulint.analysis.loops import int_seq_arity
 from hpulint.analysis.names import SETUP_METHODS
 from hpulint.analysis.walk_uses import COMPILE_FUNCTIONS
 from hpulint.analysis.syntax import names_in, string_value

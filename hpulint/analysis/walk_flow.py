@@ -5,8 +5,10 @@ import libcst as cst
 
 from hpulint.analysis import dead, guards, once as few
 from hpulint.analysis.calls import calls_in
-from hpulint.analysis.loops import (_LIBRARY_PREFIXES, single_pass, assigns_in, bind_for_target, clamped, counters_of_for, counters_of_while, is_int_arith,
-                                    iterates_collection, iterates_marking_loader)
+from hpulint.analysis.int_arith import clamped, is_int_arith
+from hpulint.analysis.loops import (
+    _LIBRARY_PREFIXES, single_pass, assigns_in, bind_for_target, counters_of_for, counters_of_while, iterates_collection, iterates_marking_loader,
+)
 from hpulint.analysis.names import STEP_CONTEXTS
 from hpulint.analysis.syntax import names_in, target_names
 from hpulint.analysis.state import IfFrame, Loop

@@ -149,8 +149,9 @@ def argument_values(rule, expr: cst.BaseExpression, loop, counters: dict, kind: 
                     n = _distinct(cst.List([cst.Element(v) for v in values]), kind)
                     if n is not None:
                         return n, f"`{code(expr)}` of each item of `{_short(node.iter)}`", False
-    table = getattr(rule, "dicts", {}).get(expr.value.value) if type(expr) is cst.Subscript and type(expr.value) is cst.Name \
-        and len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index else None
+    keyed = type(expr) is cst.Subscript and type(expr.value) is cst.Name and len(expr.slice) == 1 \
+        and type(expr.slice[0].slice) is cst.Index
+    table = getattr(rule, "dicts", {}).get(expr.value.value) if keyed else None
     if type(table) is cst.Dict and kind in ("range", "index", "int") \
             and rule.counters_of(expr.slice[0].slice.value, loop, counters):
         # `SIZES[name]` with `name = list(SIZES)[step % 3]`: the table's values, a pass each

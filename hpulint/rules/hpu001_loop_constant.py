@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.loops import is_number_arith
+from hpulint.analysis.int_arith import is_number_arith
 from hpulint.analysis.state import Loop
-from hpulint.analysis.syntax import code, names_in
+from hpulint.analysis.syntax import names_in
 from hpulint.analysis.values import V_UNKNOWN
-from hpulint.model import UNSAFE, Fix
 from hpulint.rules.base import Rule
-from hpulint.rules.loop_constant_fix import roll_rewrite
+from hpulint.rules.loop_constant_fix import fix_later
 from hpulint.rules.loop_constant_reads import FILLED, element_of, fill_value, list_of_objects, listed, self_attributes
 from hpulint.rules.object_counters import MESSAGE as OBJECT_MESSAGE, ObjectCounters, slice_parts
 
@@ -243,7 +242,8 @@ class LoopIteratorConstant(Rule):
                                "the graph, a Python number read here is a new scalar every pass)"
                     return None
 
-                self._report(node, name, origin, where, what, fix=self._fix_later(node, name, origin))
+                fix = fix_later(self.an, self.roll_fixes, node, name, origin)
+                self._report(node, name, origin, where, what, fix=fix)
                 # each counter is a candidate: a parameter may or may not carry a step's counter
                 # (`ctx[batch_index, :current_index]`), and a tile loop's counters are no step's
                 # (`x[:, i:i+t, j:j+t]` inside a step) while a window loop's innermost one may be
@@ -413,86 +413,6 @@ class LoopIteratorConstant(Rule):
             return ""
 
         self._report(node, name, origin, "a fill value", what)
-
-    # --- fixes (both unsafe: they change which element is read when, and leave the buffer
-    # rolled after the loop; a user must check the loop) ---------------------------------------
-
-    def _fix_later(self, node: cst.Subscript, name: str, origin):
-        """The fix, decided once the project is linked: only for a step loop's own counter, and
-        a device index only into a device tensor (a list has no `.device`). What the walk knows
-        (names imported so far, counters in scope) is taken now; the fix is built only for a
-        report that is made (building one parses its new code)."""
-        if isinstance(origin, str):
-            return None
-        roll = self._roll_fix_later(origin, name)
-        device = self._device_index_fix(node)
-        base = self.an.value(node.value)
-
-        def build():
-            if not origin.is_step_loop:
-                return None
-            fix = roll() if roll is not None else None
-            if fix is not None:
-                return fix
-            return device() if self.an.is_device_tensor(base) and device is not None else None
-
-        return build
-
-    def _roll_fix_later(self, loop, name: str):
-        """One fix per loop, shared by its reports (the first report's counter decides it)."""
-        if loop is None or type(loop.node) is not cst.For:
-            return None
-        key = id(loop.node)
-        if key not in self.roll_fixes:
-            self.roll_fixes[key] = self._roll_fix(loop.node, name)
-        return self.roll_fixes[key]
-
-    def _roll_fix(self, loop: cst.For, i: str):
-        """The seed's rewrite of ``for i in range(a, n): ... steps[i] ... steps[i + 1]``:
-        read ``steps[0]``, ``steps[1]`` and ``torch.roll`` the buffer one place each pass
-        (a callable building it, or None)."""
-        if not (type(loop.target) is cst.Name and loop.target.value == i and type(loop.iter) is cst.Call
-                and self.an.qualname(loop.iter.func) == "range" and 1 <= len(loop.iter.args) <= 2
-                and not any(a.keyword or a.star for a in loop.iter.args)):
-            return None
-        torch = self.an.local_name_for("torch") or "torch"
-        imports = () if self.an.local_name_for("torch") else ("import torch",)
-        built = []
-
-        def build():
-            if not built:
-                built.append(roll_rewrite(loop, i, torch, imports))
-            return built[0]
-
-        return build
-
-    def _device_index_fix(self, node: cst.Subscript):
-        """Index with a device tensor built from the counter: graph data, not a constant (a
-        callable building the fix, or None)."""
-        an = self.an
-        torch = an.local_name_for("torch") or "torch"
-        imports = () if an.local_name_for("torch") else ("import torch",)
-        indexes = []
-        for el in node.slice:
-            s = el.slice
-            if type(s) is cst.Slice:
-                if an.counter_in(s) is not None:
-                    return None  # a slice bound that changes is a new shape: no data index for it
-                continue
-            if an.counter_in(s.value) is None:
-                continue
-            indexes.append(s.value)
-        if not indexes:
-            return None
-
-        def build():
-            base = code(node.value)
-            changes = {}
-            for index in indexes:
-                changes[index] = cst.parse_expression(f"{torch}.tensor({code(index)}, device={base}.device)")
-            return Fix(UNSAFE, "index with a device tensor", changes, imports)
-
-        return build
 
     def _report(self, node: cst.CSTNode, name: str, origin, where: str, what, fix=None) -> None:
         an = self.an

@@ -277,8 +277,8 @@ class ShortLastBatch(Rule):
         source = None
         for st in init.body.body if type(init.body) is cst.IndentedBlock else ():
             for small in st.body if type(st) is cst.SimpleStatementLine else ():
-                if type(small) is cst.Assign and any(type(t.target) is cst.Attribute and dotted(t.target) == f"self.{attr}"
-                                                     for t in small.targets):
+                if type(small) is cst.Assign and any(
+                        type(t.target) is cst.Attribute and dotted(t.target) == f"self.{attr}" for t in small.targets):
                     source = small.value if source is None else False  # (set twice: not known)
         if type(source) is not cst.Name or source.value not in params[1:]:
             return None

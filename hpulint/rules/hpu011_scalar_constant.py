@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hpulint.analysis.loops import is_number_arith
+from hpulint.analysis.int_arith import is_number_arith
 from hpulint.rules.base import Rule
 
 MESSAGE = (

@@ -27,8 +27,9 @@ from hpulint.rules.compile_batch_sizes import (PADDED, calls_with_bindings, mark
                                                size_values)
 from hpulint.rules.compile_reach import compile_partial
 from hpulint.rules.compile_shape_windows import MESSAGE as WINDOW, shape_window, sizes_vary
-from hpulint.rules.compile_size_specializers import (message as specialized_message, range_bound, set_membership, size_specializer,
-                                                     sizes_change)
+from hpulint.rules.compile_size_specializers import (
+    message as specialized_message, range_bound, set_membership, size_specializer, sizes_change,
+)
 from hpulint.rules.compile_tensor_loops import looped_sizes
 from hpulint.rules.compile_forms import (FORMS, SIZE_KEY, built_from, called_names, dict_names, forms_text,
                                          input_forms, size_key)

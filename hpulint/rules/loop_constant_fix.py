@@ -83,3 +83,87 @@ def _assigned_names(body: cst.CSTNode):
             yield from (t for t in _walk_body(n.target) if type(t) is cst.Name)
         elif type(n) in (cst.AugAssign, cst.AnnAssign) and type(n.target) is cst.Name:
             yield n.target
+
+
+# --- the fixes HPU001 offers (both unsafe: they change which element is read when, and leave the
+# buffer rolled after the loop; a user must check the loop), decided once the project is linked ------
+
+
+def fix_later(an, roll_fixes: dict, node: cst.Subscript, name: str, origin):
+    """The fix, decided once the project is linked: only for a step loop's own counter, and
+    a device index only into a device tensor (a list has no `.device`). What the walk knows
+    (names imported so far, counters in scope) is taken now; the fix is built only for a
+    report that is made (building one parses its new code)."""
+    if isinstance(origin, str):
+        return None
+    roll = _roll_fix_later(an, roll_fixes, origin, name)
+    device = _device_index_fix(an, node)
+    base = an.value(node.value)
+
+    def build():
+        if not origin.is_step_loop:
+            return None
+        fix = roll() if roll is not None else None
+        if fix is not None:
+            return fix
+        return device() if an.is_device_tensor(base) and device is not None else None
+
+    return build
+
+
+def _roll_fix_later(an, roll_fixes: dict, loop, name: str):
+    """One fix per loop, shared by its reports (the first report's counter decides it)."""
+    if loop is None or type(loop.node) is not cst.For:
+        return None
+    key = id(loop.node)
+    if key not in roll_fixes:
+        roll_fixes[key] = _roll_fix(an, loop.node, name)
+    return roll_fixes[key]
+
+
+def _roll_fix(an, loop: cst.For, i: str):
+    """The seed's rewrite of ``for i in range(a, n): ... steps[i] ... steps[i + 1]``:
+    read ``steps[0]``, ``steps[1]`` and ``torch.roll`` the buffer one place each pass
+    (a callable building it, or None)."""
+    if not (type(loop.target) is cst.Name and loop.target.value == i and type(loop.iter) is cst.Call
+            and an.qualname(loop.iter.func) == "range" and 1 <= len(loop.iter.args) <= 2
+            and not any(a.keyword or a.star for a in loop.iter.args)):
+        return None
+    torch = an.local_name_for("torch") or "torch"
+    imports = () if an.local_name_for("torch") else ("import torch",)
+    built = []
+
+    def build():
+        if not built:
+            built.append(roll_rewrite(loop, i, torch, imports))
+        return built[0]
+
+    return build
+
+
+def _device_index_fix(an, node: cst.Subscript):
+    """Index with a device tensor built from the counter: graph data, not a constant (a
+    callable building the fix, or None)."""
+    torch = an.local_name_for("torch") or "torch"
+    imports = () if an.local_name_for("torch") else ("import torch",)
+    indexes = []
+    for el in node.slice:
+        s = el.slice
+        if type(s) is cst.Slice:
+            if an.counter_in(s) is not None:
+                return None  # a slice bound that changes is a new shape: no data index for it
+            continue
+        if an.counter_in(s.value) is None:
+            continue
+        indexes.append(s.value)
+    if not indexes:
+        return None
+
+    def build():
+        base = code(node.value)
+        changes = {}
+        for index in indexes:
+            changes[index] = cst.parse_expression(f"{torch}.tensor({code(index)}, device={base}.device)")
+        return Fix(UNSAFE, "index with a device tensor", changes, imports)
+
+    return build

@@ -6,7 +6,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.loops import _arith_of
+from hpulint.analysis.int_arith import _arith_of
 from hpulint.analysis.values import DATA, HOST, SCALAR, SEQ_TENSOR, SIZE, TUPLE
 
 FILLED = frozenset({"torch.full", "torch.full_like"})
