@@ -385,3 +385,32 @@ class Cached:
         return self.history[:, -1]
 """
     assert found(src, ("HPU003",)) == [("HPU003", 13)]
+
+
+def test_a_prepared_loader_joined_with_a_library_wrapper_of_it_still_feeds_the_training_loop():
+    src = """
+import torch
+import torch_xla.core.xla_model as xm
+from accelerate import skip_first_batches
+from torch.utils.data import DataLoader
+from .integrations.tpu import tpu_spmd_dataloader
+
+
+class Trainer:
+    def get_train_dataloader(self):
+        return self.accelerator.prepare(DataLoader(self.train_dataset, batch_size=8))
+
+    def train(self, skip, spmd):
+        train_dataloader = self.get_train_dataloader()
+        if spmd:
+            train_dataloader = tpu_spmd_dataloader(train_dataloader)
+        epoch_iterator = train_dataloader
+        if skip:
+            epoch_iterator = skip_first_batches(epoch_iterator, skip)
+        for step, inputs in enumerate(epoch_iterator):
+            loss = self.model(**inputs).loss
+            loss.backward()
+            self.optimizer.step()
+            xm.mark_step()
+"""
+    assert found(src, ("HPU007", "HPU004")) == [("HPU007", 11)]

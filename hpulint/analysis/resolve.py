@@ -369,11 +369,15 @@ class Resolver:
             specific = next((p for p in real if p.kind == MODEL and p.ref), None)
             if specific is not None:
                 return specific
-        if len(real) > 1 and all(p.kind == LOADER for p in real):
+        if len(real) > 1 and all(p.kind in (LOADER, MLOADER) for p in real):
             # `loader = train_loader if training else val_loader`, a parameter given either: any
-            # of the loaders (its parts, when they are known by where they were made)
+            # of the loaders (its parts, when they are known by where they were made); marking
+            # only when every one of them marks
+            kind = MLOADER if all(p.kind == MLOADER for p in real) else LOADER
             sites = tuple(dict.fromkeys(q for p in real for q in loader_sites(p)))
-            return R(LOADER, sites[0]) if len(sites) == 1 else R(LOADER, None, tuple(R(LOADER, s) for s in sites))
+            if not sites:
+                return r(kind)
+            return R(kind, sites[0]) if len(sites) == 1 else R(kind, None, tuple(R(kind, s) for s in sites))
         if len(real) > 1 and all(p.kind == SYM and p.ref for p in real):
             # `return forward_backward_pipelining` on one path, `return forward_backward_no_pipelining`
             # on another: a call of what it returns may run any of them (see Project.alternatives)
