@@ -414,3 +414,21 @@ class Trainer:
             xm.mark_step()
 """
     assert found(src, ("HPU007", "HPU004")) == [("HPU007", 11)]
+
+
+def test_a_batch_key_that_names_text_holds_strings():
+    src = """
+import torch
+import lightning as L
+
+
+class M(L.LightningModule):
+    def training_step(self, batch, batch_idx):
+        for name, image in zip(batch["names"], self(batch["images"])):
+            print(f"{name}")
+        mask = batch["mask"]
+        if mask.sum() == 0:
+            return None
+        return self(batch["images"]).mean()
+"""
+    assert found(src, ("HPU005", "HPU008")) == [("HPU008", 11)]

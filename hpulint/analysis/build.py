@@ -63,7 +63,10 @@ def _value(an, node) -> Val:
         if any(type(el.slice) is cst.Slice for el in node.slice):
             return base  # a slice of a tensor is a tensor, of a list a list
         if len(node.slice) == 1:
-            return Elem(base, _int_literal(node.slice[0].slice.value))
+            key = node.slice[0].slice.value
+            if type(key) is cst.SimpleString and _TEXT_KEY.search(key.value.strip("'\"")):
+                return V_OTHER  # `batch["prompts"]`, `sample["file_name"]`: text, whatever holds it
+            return Elem(base, _int_literal(key))
         return Elem(base)
     if tp is cst.BinaryOperation:
         return arith(value(an, node.left), value(an, node.right))
@@ -116,6 +119,11 @@ def _value(an, node) -> Val:
     if tp is cst.Await:
         return value(an, node.expression)
     return V_UNKNOWN
+
+
+# keys that name text (a batch's prompts, file names, captions): their values are strings
+_TEXT_KEY = re.compile(r"(?:^|_)(?:names?|prompts?|captions?|texts?|paths?|files?|filenames?|urls?|titles?|"
+                       r"sentences?|questions?|answers?|strings?|str)$", re.I)
 
 
 def _dispatch(an, node: cst.Dict) -> Val:
