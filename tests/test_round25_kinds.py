@@ -432,3 +432,22 @@ class M(L.LightningModule):
         return self(batch["images"]).mean()
 """
     assert found(src, ("HPU005", "HPU008")) == [("HPU008", 11)]
+
+
+def test_a_loader_that_is_a_marking_loader_on_xla_and_a_plain_one_elsewhere_marks():
+    src = """
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+from torch.utils.data import DataLoader
+
+
+def train(model, opt, dataset, use_xla):
+    loader = DataLoader(dataset, batch_size=8, drop_last=True)
+    it = pl.MpDeviceLoader(loader, xm.xla_device()) if use_xla else loader
+    for x in it:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+"""
+    assert found(src, ("HPU004",)) == []

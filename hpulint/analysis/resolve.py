@@ -372,8 +372,9 @@ class Resolver:
         if len(real) > 1 and all(p.kind in (LOADER, MLOADER) for p in real):
             # `loader = train_loader if training else val_loader`, a parameter given either: any
             # of the loaders (its parts, when they are known by where they were made); marking
-            # only when every one of them marks
-            kind = MLOADER if all(p.kind == MLOADER for p in real) else LOADER
+            # when one of them marks (`pl.MpDeviceLoader(loader, dev) if use_xla else loader`: on
+            # the lazy device, the marking one)
+            kind = MLOADER if any(p.kind == MLOADER for p in real) else LOADER
             sites = tuple(dict.fromkeys(q for p in real for q in loader_sites(p)))
             if not sites:
                 return r(kind)
