@@ -451,3 +451,41 @@ def train(model, opt, dataset, use_xla):
         opt.step()
 """
     assert found(src, ("HPU004",)) == []
+
+
+# a data loader that slides a window over a token tensor kept on the host
+WINDOW = """
+import numpy as np
+import torch
+
+
+class Loader:
+    def __init__(self, path, B, T):
+        self.B, self.T = B, T
+        self.tokens = {tokens}
+        self.pos = 0
+
+    def next_batch(self):
+        buf = self.tokens[self.pos:self.pos + self.B * self.T + 1]
+        self.pos += self.B * self.T
+        return buf[:-1].view(self.B, self.T), buf[1:].view(self.B, self.T)
+
+
+loader = Loader("shard.npy", 4, 64)
+model = torch.nn.Linear(64, 64).to("cuda")
+opt = torch.optim.AdamW(model.parameters())
+for step in range(100):
+    x, y = loader.next_batch()
+    loss = model(x.to("cuda").float()).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_window_slid_over_a_host_token_tensor_is_new_data_not_a_constant():
+    assert found(WINDOW.format(tokens="torch.tensor(np.load(path), dtype=torch.long)"), ("HPU001",)) == []
+
+
+def test_the_same_window_over_a_device_tensor_is_a_constant():
+    got = found(WINDOW.format(tokens='torch.tensor(np.load(path), dtype=torch.long, device="cuda")'), ("HPU001",))
+    assert ("HPU001", 13) in got

@@ -291,6 +291,8 @@ class LoopIteratorConstant(Rule):
                 if base is not None and not (an.is_device_tensor(base) or an.is_host(base)
                                              or self._used_with_tensors(used)):
                     return None  # (a schedule kept on the host: its element is a new constant)
+                if where == "a slice bound" and base is not None and an.is_host(base):
+                    return None  # (a window of a host tensor, `tokens[pos:pos + B * T + 1]`: new data, moved later)
                 why = an.every_step(here)
                 if why is None:
                     return None
