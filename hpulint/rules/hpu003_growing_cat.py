@@ -54,7 +54,6 @@ class GrowingCatAccumulator(Rule):
     lazy_mode_only = True
     fix_safety = "safe"
 
-
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.aliases: dict = {}  # (function, name) -> the state it was read from (`m = kwargs["mask"]`)
@@ -381,7 +380,6 @@ def _persistent(target: cst.BaseExpression) -> bool:
         base = target.value
         return type(base) is cst.Name and base.value == "self" or type(base) is cst.Attribute
     return False
-
 
 
 def _fresh_name(source: str, base: str) -> str:
