@@ -489,3 +489,31 @@ def test_a_window_slid_over_a_host_token_tensor_is_new_data_not_a_constant():
 def test_the_same_window_over_a_device_tensor_is_a_constant():
     got = found(WINDOW.format(tokens='torch.tensor(np.load(path), dtype=torch.long, device="cuda")'), ("HPU001",))
     assert ("HPU001", 13) in got
+
+
+# a host read under a flag the helper's callers never give: it never runs (the lazy rules ask the
+# same question as HPU012's compiled regions)
+VERBOSE_HELPER = """
+import torch
+
+
+def score(x, verbose=False):
+    if verbose:
+        print(x.sum().item())
+    return x.mean()
+
+
+def train(model, loader, opt):
+    for b in loader:
+        loss = score(model(b){given})
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_a_read_under_a_flag_no_caller_gives_is_not_reported():
+    assert found(VERBOSE_HELPER.format(given=""), ("HPU005",)) == []
+
+
+def test_the_same_read_when_the_caller_gives_the_flag_is():
+    assert found(VERBOSE_HELPER.format(given=", verbose=True"), ("HPU005",)) == [("HPU005", 7)]

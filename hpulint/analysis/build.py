@@ -12,7 +12,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.names import LEGACY_TENSOR_TYPES, MASK_METHODS, is_tokenizer_name
-from hpulint.analysis.syntax import last_name, names_in, string_value, target_names
+from hpulint.analysis.syntax import STRINGS, last_name, names_in, string_value, target_names
 from hpulint.analysis.values import (
     Arith, Attr, CallV, Choice, Elem, Join, LoaderAt, Marking, Meth, Named, Ret, RetOf, Sym, Tup, V_HOST, V_MASK,
     V_OTHER, V_SCALAR, V_SEQ, V_TENSOR, V_UNKNOWN, Val, join,
@@ -76,6 +76,8 @@ def _value(an, node) -> Val:
             return V_SCALAR
         if any(type(c.comparator) is cst.Name and c.comparator.value == "None" for c in node.comparisons):
             return V_SCALAR  # `t != None`: Python answers by identity, no tensor is read
+        if type(node.left) in STRINGS or any(type(c.comparator) in STRINGS for c in node.comparisons):
+            return V_SCALAR  # `mask != "full"`: a tensor is never equal to a string, nothing is read
         parts = (value(an, node.left), *(value(an, c.comparator) for c in node.comparisons))
         return Arith(parts, "cmp")
     if tp is cst.UnaryOperation:
@@ -90,7 +92,7 @@ def _value(an, node) -> Val:
         return join((value(an, node.body), value(an, node.orelse)))
     if tp in (cst.Integer, cst.Float, cst.Imaginary):
         return V_SCALAR
-    if tp in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+    if tp in STRINGS:
         return V_OTHER
     if tp is cst.Tuple:
         if any(type(el) is cst.StarredElement for el in node.elements):

@@ -13,7 +13,7 @@ from hpulint.analysis.names import (
     CONVERSIONS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MARKING_LOADERS, MASK_FUNCTIONS, NON_TENSOR_NAMESPACES,
     NON_TENSOR_TORCH, TENSOR_NAMESPACES, TUPLE_OF_TENSORS_TORCH,
 )
-from hpulint.analysis.syntax import keyword, last_name
+from hpulint.analysis.syntax import STRINGS, keyword, last_name
 from hpulint.analysis.values import (
     Arith, K, Marking, Tup, V_DATA, V_HOST, V_LOSS, V_MASK, V_MLOADER, V_MODEL, V_OPTIMIZER, V_OTHER, V_SCALAR,
     V_SEQ_TENSOR, V_TENSOR, V_UNKNOWN, Val,
@@ -30,7 +30,6 @@ _LOSS_LIBRARIES = ("transformers.", "timm.", "kornia.", "monai.", "segmentation_
                    "pytorch_metric_learning.")
 _LOSS_CLASS = re.compile(r"^[A-Z]\w*(?:Loss|Smoother|CrossEntropy)$")
 EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
-_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
@@ -55,7 +54,7 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     if qn in EINOPS or qn.startswith("einx."):
         # `rearrange(x, "b n -> n b")`, `einx.multiply("b n, b", x, w)`: the tensor's layout changes,
         # not what it is
-        tensors = [a for a in call.args if a.keyword is None and not isinstance(a.value, _STRINGS)]
+        tensors = [a for a in call.args if a.keyword is None and not isinstance(a.value, STRINGS)]
         return build.value(an, tensors[0].value) if tensors else V_UNKNOWN
     if qn.startswith("diffusers.") and qn.endswith(".retrieve_timesteps"):
         # diffusers' helper sets the scheduler's timesteps on `device` (its third argument) and

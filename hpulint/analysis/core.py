@@ -256,11 +256,11 @@ class Analysis(Walker):
         return bound
 
     def every_step(self, here: Here) -> Optional[str]:
-        """Why the point runs on the device every step, or None (not hot, logging only, or
-        guarded off the target device)."""
+        """Why the point runs on the device every step, or None (not hot, logging only, guarded off
+        the target device, or under a test of a flag no project caller gives)."""
         why = self.hot_reason(here)
-        if why is None or self.log_guarded(here) or self.device_excluded(here):
-            return None
+        if why is None or self.log_guarded(here) or self.device_excluded(here) or self.never_given_branch(here):
+            return None  # (`if verbose:` in a helper no caller asks to be verbose: never runs)
         return why
 
     # --- targets -------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ _Attribute = cst.Attribute
 _NODE_CLASSES: dict = {}  # class -> whether it is a libcst node
 
 
+# string literals of any form (a plain, implicitly concatenated or f-string)
+STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+
+
 def is_node_class(cls) -> bool:
     known = _NODE_CLASSES.get(cls)
     if known is None:

@@ -17,7 +17,9 @@ import libcst as cst
 
 from hpulint.analysis.syntax import code
 from hpulint.rules.compile_value_forms import _length_of
-from hpulint.rules.compiled_region import MANY, distinct_values, literal_ints, names_in, recompiles_text
+from hpulint.rules.compiled_region import (
+    MANY, Drawn, distinct_values, drawn_sizes, literal_ints, names_in, recompiles_text,
+)
 
 LENGTHS = (
     "`{arg}` is a list whose length changes from one call of the compiled `{name}` to the next (`{made}`, "
@@ -36,8 +38,8 @@ def listed_lengths(rule, call: cst.Call, callee: str, loop, counters: dict) -> O
         if type(node) is cst.For and type(node.target) is cst.Name and type(node.iter) is cst.Name \
                 and literal_ints(rule.literals.get(node.iter.value)):
             counters.setdefault(node.target.value, lp)
-    for name, lit in _drawn(rule, loop).items():
-        counters.setdefault(name, _Drawn(lit))
+    for name, drawn in drawn_sizes(rule, loop).items():
+        counters.setdefault(name, drawn)
     for a in call.args:
         if a.star == "**":
             continue
@@ -61,14 +63,6 @@ def _sizes(rule, counters: dict, used: list) -> tuple:
     literal list or range, directly or through a module-level name; (None, "") otherwise."""
     total, said = 1, []
     for u in used:
-        if isinstance(counters.get(u), _Drawn):
-            lit = counters[u].literal
-            count = distinct_values(lit)
-            if count is None:
-                return None, ""
-            total *= count
-            said.append(f"`{u} = random.choice({_short(lit)})`")
-            continue
         node = getattr(counters.get(u), "node", None)
         if type(node) is not cst.For:
             return None, ""
@@ -79,34 +73,12 @@ def _sizes(rule, counters: dict, used: list) -> tuple:
         if count is None:
             return None, ""
         total *= count
-        said.append(f"`for {code(node.target)} in {_short(node.iter)}`")
+        drawn = isinstance(counters.get(u), Drawn)
+        said.append(f"`{u} = random.choice({_short(node.iter)})`" if drawn
+                    else f"`for {code(node.target)} in {_short(node.iter)}`")
     return total, ", ".join(said)
 
 
 def _short(node) -> str:
     text = code(node)
     return text if "\n" not in text and len(text) <= 60 else "..."
-
-
-class _Drawn:
-    """A name the loop draws from a literal of sizes each pass (`n = random.choice((2, 3, 4))`)."""
-
-    __slots__ = ("literal",)
-
-    def __init__(self, literal) -> None:
-        self.literal = literal
-
-
-def _drawn(rule, loop) -> dict:
-    """Names assigned in ``loop`` (or a loop around it) from `random.choice` of a literal list or
-    tuple of ints (also a module-level one): name -> the literal."""
-    out = {}
-    for lp in loop.chain():
-        for name, value in rule.assigned.get(id(lp), {}).items():
-            if type(value) is cst.Call and code(value.func) in ("random.choice", "choice") and len(value.args) == 1:
-                lit = value.args[0].value
-                if type(lit) is cst.Name:
-                    lit = rule.literals.get(lit.value)
-                if literal_ints(lit):
-                    out.setdefault(name, lit)
-    return out

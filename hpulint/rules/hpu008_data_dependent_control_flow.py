@@ -102,7 +102,6 @@ class DataDependentControlFlow(Rule):
 
         self.report(test, MESSAGE.format(kind=kind, why="{why}"), when=when)
 
-
     def _ragged_size(self, test: cst.BaseExpression):
         """The name whose data-dependent size the test reads (`len(x)`, `x.shape[0]`, `x.size(0)`,
         `x.numel()`), or None."""
@@ -177,16 +176,8 @@ def _operands(test: cst.BaseExpression, an):
             # `0.0 in mask`, `self.pad_token_id in labels`: Python scans the tensor's values; a
             # key (`name in outputs`, `"k" in batch`) is looked up in a dict or a model output
             yield n, devices  # (decided once the project is linked: see _check)
-        elif type(n) is cst.Comparison and any(type(c.comparator) in _STRINGS or type(n.left) in _STRINGS
-                                                for c in n.comparisons):
-            # `if attention_mask != "full":`: a tensor compared with a string is never equal (Python
-            # falls back to identity): nothing is read from the device
-            continue
         else:
             yield n, devices
-
-
-_STRINGS = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
 def _numeric(node: cst.BaseExpression, value, an) -> bool:
