@@ -491,8 +491,10 @@ def test_the_same_window_over_a_device_tensor_is_a_constant():
     assert ("HPU001", 13) in got
 
 
-# a host read under a flag the helper's callers never give: it never runs (the lazy rules ask the
-# same question as HPU012's compiled regions)
+
+# a host read under an opt-in flag no project caller gives: the lazy rules still report it (a
+# library's public function is called with the flag by its users: bark's `top_p`, sixth set);
+# HPU012 does not, for a helper a compiled function calls (test_compile_kinds24)
 VERBOSE_HELPER = """
 import torch
 
@@ -505,15 +507,11 @@ def score(x, verbose=False):
 
 def train(model, loader, opt):
     for b in loader:
-        loss = score(model(b){given})
+        loss = score(model(b))
         loss.backward()
         opt.step()
 """
 
 
-def test_a_read_under_a_flag_no_caller_gives_is_not_reported():
-    assert found(VERBOSE_HELPER.format(given=""), ("HPU005",)) == []
-
-
-def test_the_same_read_when_the_caller_gives_the_flag_is():
-    assert found(VERBOSE_HELPER.format(given=", verbose=True"), ("HPU005",)) == [("HPU005", 7)]
+def test_a_read_under_an_opt_in_flag_no_project_caller_gives_is_still_reported():
+    assert found(VERBOSE_HELPER, ("HPU005",)) == [("HPU005", 7)]

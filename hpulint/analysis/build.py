@@ -76,8 +76,6 @@ def _value(an, node) -> Val:
             return V_SCALAR
         if any(type(c.comparator) is cst.Name and c.comparator.value == "None" for c in node.comparisons):
             return V_SCALAR  # `t != None`: Python answers by identity, no tensor is read
-        if type(node.left) in STRINGS or any(type(c.comparator) in STRINGS for c in node.comparisons):
-            return V_SCALAR  # `mask != "full"`: a tensor is never equal to a string, nothing is read
         parts = (value(an, node.left), *(value(an, c.comparator) for c in node.comparisons))
         return Arith(parts, "cmp")
     if tp is cst.UnaryOperation:

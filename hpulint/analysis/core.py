@@ -256,11 +256,12 @@ class Analysis(Walker):
         return bound
 
     def every_step(self, here: Here) -> Optional[str]:
-        """Why the point runs on the device every step, or None (not hot, logging only, guarded off
-        the target device, or under a test of a flag no project caller gives)."""
+        """Why the point runs on the device every step, or None (not hot, logging only, or
+        guarded off the target device). An opt-in parameter no project caller gives still counts:
+        a library's public function is called with it by its users (bark's `top_p`)."""
         why = self.hot_reason(here)
-        if why is None or self.log_guarded(here) or self.device_excluded(here) or self.never_given_branch(here):
-            return None  # (`if verbose:` in a helper no caller asks to be verbose: never runs)
+        if why is None or self.log_guarded(here) or self.device_excluded(here):
+            return None
         return why
 
     # --- targets -------------------------------------------------------------------------------

@@ -305,7 +305,7 @@ class HostSyncEveryStep(Rule):
         def when():
             if not is_sync():
                 return None
-            if an.log_guarded(here) or an.device_excluded(here) or an.never_given_branch(here):
+            if an.log_guarded(here) or an.device_excluded(here):
                 return None
             why = an.hot_reason(here)
             if why is not None and an.loop_output(here, node):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hpulint.analysis.guards import device_predicate
+from hpulint.analysis.syntax import STRINGS
 from hpulint.rules.base import Rule
 
 MESSAGE = (
@@ -176,6 +177,12 @@ def _operands(test: cst.BaseExpression, an):
             # `0.0 in mask`, `self.pad_token_id in labels`: Python scans the tensor's values; a
             # key (`name in outputs`, `"k" in batch`) is looked up in a dict or a model output
             yield n, devices  # (decided once the project is linked: see _check)
+        elif type(n) is cst.Comparison and (type(n.left) in STRINGS or any(type(c.comparator) in STRINGS
+                                                                         for c in n.comparisons)):
+            # `if attention_mask != "full":`: a tensor is never equal to a string (Python falls back
+            # to identity), so nothing is read. (The comparison's value keeps its parts: a compiled
+            # region guards on a string tag compared there, HPU017.)
+            continue
         else:
             yield n, devices
 
