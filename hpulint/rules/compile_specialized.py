@@ -25,6 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import bound_arguments, child_nodes, code
+from hpulint.rules.compile_forms import built_from
 from hpulint.rules.compiled_region import MANY, counter_values, int_of_counters, names_in
 
 FUNCTIONAL = ("F", "functional", "nn.functional", "torch.nn.functional")
@@ -79,11 +80,26 @@ COUNT_NEXT = (
 )
 
 
-def specialized_uses(fn: cst.FunctionDef, targets: set, lists: frozenset = frozenset()) -> dict:
+def specialized_uses(fn: cst.FunctionDef, targets: set, lists: frozenset = frozenset(),
+                     callees: Optional[dict] = None, depth: int = 2) -> dict:
     """{name: (kind, what is said)} for the names among ``targets`` (parameters, or ``self.<attr>``
     texts) that the function's body uses where Dynamo keeps the value static; ``lists`` are the
-    texts of module-level Python lists (`TABLE`, `sched.sigmas`)."""
+    texts of module-level Python lists (`TABLE`, `sched.sigmas`). ``callees`` (name -> (FunctionDef,
+    parameters not passed), from ``module_callees``) lets it follow a target passed on to a function
+    or module of the file (`model(x, scale)` whose `forward` gives `scale` to `F.pixel_shuffle`),
+    ``depth`` calls deep: Dynamo inlines them, so the guard is the same."""
     out: dict = {}
+    if callees and depth > 0:
+        for n in _walk(fn.body):
+            if type(n) is cst.Call and type(n.func) is cst.Name and n.func.value in callees \
+                    and n.func.value != fn.name.value:
+                inner, skip = callees[n.func.value]
+                pairs = bound_arguments(n, [p.name.value for p in inner.params.params][skip:]) or ()
+                passed = {p: code(v) for p, v in pairs if p is not None and code(v) in targets}
+                deeper = specialized_uses(inner, set(passed), lists, callees, depth - 1) if passed else {}
+                for p, (kind, said) in deeper.items():
+                    if kind in ("float", "int", "range"):
+                        out.setdefault(passed[p], (kind, said))
     for n in _walk(fn.body):
         if type(n) is cst.Subscript and code(n.value) in lists and len(n.slice) == 1 \
                 and type(n.slice[0].slice) is cst.Index:
@@ -163,10 +179,11 @@ def argument_values(rule, expr: cst.BaseExpression, loop, counters: dict, kind: 
         n = _distinct(_literal(value.args[0].value, literals), kind)
         if n is not None:
             return n, f"`{name} = {code(value)}`", True
-    if type(value) is cst.Subscript and set(names_in(value)) & set(counters):
-        n = _distinct(_literal(value.value, literals), kind)
+    picked = value if value is not None else expr  # `(5, 7, 9)[step % 3]` passed as it is
+    if type(picked) is cst.Subscript and set(names_in(picked)) & set(counters):
+        n = _distinct(_literal(picked.value, literals), kind)
         if n is not None:
-            return n, f"`{name} = {code(value)}`", True
+            return n, f"`{name} = {code(value)}`" if value is not None else f"`{code(expr)}`", True
     if kind == "items":
         return None
     made = expr if value is None else value
@@ -227,7 +244,9 @@ def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn
     ``skip`` parameters are not passed) with an argument the function keeps static and the loop
     changes, or None."""
     params = [p.name.value for p in fn.params.params][skip:]
-    uses = specialized_uses(fn, set(params), python_lists(rule.module))
+    if getattr(rule, "_callees", None) is None:
+        rule._callees = module_callees(rule.module)
+    uses = specialized_uses(fn, set(params), python_lists(rule.module), rule._callees)
     if not uses:
         return None
     for param, value in bound_arguments(call, params) or ():
@@ -239,6 +258,27 @@ def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn
             n, how, upto = hit
             return message(param, kind, said, callee, how, n, rule.limit, upto)
     return None
+
+
+def module_callees(module: cst.Module) -> dict:
+    """name -> (FunctionDef, parameters not passed) for what a call by that name runs: the file's
+    module-level functions, and module-level instances of the file's classes (`model = MDSR()`: its
+    `forward`, without `self`)."""
+    out: dict = {}
+    classes: dict = {}
+    assigns = []
+    for st in module.body:
+        if type(st) is cst.FunctionDef:
+            out[st.name.value] = (st, 0)
+        elif type(st) is cst.ClassDef:
+            classes[st.name.value] = st
+        elif type(st) is cst.SimpleStatementLine:
+            assigns += [s for s in st.body if type(s) is cst.Assign]
+    for name, made in built_from(assigns).items():
+        cls = next((c for c in sorted(made) if c in classes and _forward(classes[c]) is not None), None)
+        if cls is not None and name not in out:
+            out[name] = (_forward(classes[cls]), 1)
+    return out
 
 
 def count_next(fn, node: cst.Call, counts: set) -> Optional[str]:
