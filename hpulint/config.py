@@ -95,7 +95,9 @@ class Config:
         if name.endswith(".py") and name[:-3].endswith(("_test", "_tests")) and _holds_tests(path):
             return True
         rel = _relative(path, self.root)
-        return any(part in ("test", "tests") for part in rel.split("/")[:-1])
+        parts = rel.split("/")[:-1]
+        return any(part in ("test", "tests") and is_test_folder(self.root.joinpath(*parts[:i + 1]))
+                   for i, part in enumerate(parts))
 
     def is_included(self, path: Path) -> bool:
         """Is a file found in a folder one to check (``include`` and ``extend-include``)?"""
@@ -112,6 +114,20 @@ class Config:
 
 
 _TEST_TEXT = re.compile(r"^\s*(?:def test|class Test|import (?:pytest|unittest)|from (?:pytest|unittest)\b)", re.M)
+
+
+@functools.lru_cache(maxsize=1024)
+def is_test_folder(folder: Path) -> bool:
+    """A folder named test or tests holds test code unless none of its files (at any depth) holds
+    a test or imports a test framework: then it holds scripts (`test/on_chip.py`, the entry
+    points of a research repository's runs). Read until the first test is found."""
+    try:
+        for p in sorted(folder.rglob("*.py")):
+            if _holds_tests(p):
+                return True
+    except OSError:
+        return True
+    return False
 
 
 def _holds_tests(path: Path) -> bool:

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from hpulint.config import DEFAULT_EXCLUDE, Config
+from hpulint.config import DEFAULT_EXCLUDE, Config, is_test_folder
 
 
 def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple:
@@ -40,7 +40,7 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
             kept = []
             for d in sorted(dirs):
                 if _default_excluded(d) or (here / d / "pyvenv.cfg").exists() or cfg.is_excluded(here / d) \
-                        or (not cfg.lint_tests and d in ("test", "tests")):
+                        or (not cfg.lint_tests and d in ("test", "tests") and is_test_folder(here / d)):
                     skipped.append(d)
                 else:
                     kept.append(d)

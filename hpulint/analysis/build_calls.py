@@ -95,6 +95,10 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         return V_TENSOR
     if qn in ("torch.autograd.grad",):
         return V_SEQ_TENSOR
+    if qn in GRAPH_CAPTURES:
+        # `g = torch.cuda.CUDAGraph()` / `htorch.hpu.HPUGraph()`: `g.replay()` runs what it captured
+        # (a model's forward), so a call of it is a model run, as `model.decode(z)` is
+        return V_MODEL
     if qn.startswith("torch.cuda.") and leaf in LEGACY_TENSOR_TYPES:
         return V_TENSOR  # `torch.cuda.LongTensor(ids)`: made on the accelerator
     if any(qn.startswith(p) for p in NON_TENSOR_NAMESPACES):
@@ -128,6 +132,8 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
     return None
 
 
+GRAPH_CAPTURES = frozenset({"torch.cuda.CUDAGraph", "torch.cuda.graphs.CUDAGraph", "habana_frameworks.torch.hpu.HPUGraph",
+                            "habana_frameworks.torch.hpu.graphs.HPUGraph"})
 MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict",
                                "torch.nn.modules.container.Sequential", "torch.nn.modules.container.ModuleList",
                                "torch.nn.modules.container.ModuleDict"})

@@ -63,6 +63,10 @@ CALL_MESSAGE = (
 )
 
 
+# element-wise methods a Python or NumPy number does not have: the element they are called on
+# is a tensor's (`alphabar[i].sqrt()`)
+TENSOR_MATH = frozenset({"sqrt", "rsqrt", "exp", "log", "log1p", "expm1", "sigmoid", "reciprocal"})
+
 class LoopIteratorConstant(Rule):
     code = "HPU001"
     name = "loop-iterator-constant"
@@ -113,7 +117,15 @@ class LoopIteratorConstant(Rule):
                     self.aliases.pop((id(fn), t.target.value), None)
 
     def _use_key(self, expr: cst.BaseExpression):
-        """The subscript whose element ``expr`` is: itself, or the one its name was assigned."""
+        """The subscript whose element ``expr`` is: itself, or the one its name was assigned;
+        through an element-wise method only tensors have (`abar[i].sqrt()`) and arithmetic with
+        numbers around it (`(1 - abar[i]).sqrt()`)."""
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in TENSOR_MATH \
+                and not expr.args:
+            expr = expr.func.value
+        if type(expr) is cst.BinaryOperation and (type(expr.left) in (cst.Integer, cst.Float)) \
+                is not (type(expr.right) in (cst.Integer, cst.Float)):
+            expr = expr.right if type(expr.left) in (cst.Integer, cst.Float) else expr.left
         if type(expr) is cst.Subscript:
             return id(expr)
         if type(expr) is cst.Name and self.aliases:
@@ -129,6 +141,7 @@ class LoopIteratorConstant(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self._uses_possible():
             self._subscript_args(node)
+            self._tensor_math(node)
             self._factory_attribute(node, self.an.qualname(node.func) or "")
         if not self._counters_possible():
             return
@@ -175,6 +188,22 @@ class LoopIteratorConstant(Rule):
 
             self.report(node, CALL_MESSAGE.format(name=name, why="{why}"), when=when)
             return
+
+    def _tensor_math(self, node: cst.Call) -> None:
+        """`((1 - abar[i - 1]) - c1 ** 2).sqrt()`: the elements in the arithmetic a tensor-only
+        method is called on are tensors' elements."""
+        func = node.func
+        if type(func) is not cst.Attribute or func.attr.value not in TENSOR_MATH or node.args:
+            return
+        todo = [func.value]
+        while todo:
+            e = todo.pop()
+            if type(e) is cst.BinaryOperation:
+                todo += [e.left, e.right]
+            elif type(e) is cst.UnaryOperation:
+                todo.append(e.expression)
+            elif type(e) is cst.Subscript:
+                self.tensor_uses.setdefault(id(e), []).append(("call", f"torch.Tensor.{func.attr.value}", None))
 
     def _subscript_args(self, node: cst.Call) -> None:
         """`model(x, steps[i])`, `torch.full(..., alphas[i])`: the element goes where a tensor goes."""
