@@ -96,7 +96,8 @@ class Config:
             return True
         rel = _relative(path, self.root)
         parts = rel.split("/")[:-1]
-        return any(part in ("test", "tests") and is_test_folder(self.root.joinpath(*parts[:i + 1]))
+        folders = _resolved(path).parents  # folders[0] is parts[-1]
+        return any(part in ("test", "tests") and is_test_folder(folders[len(parts) - 1 - i])
                    for i, part in enumerate(parts))
 
     def is_included(self, path: Path) -> bool:
