@@ -68,3 +68,92 @@ for step in range(6):
 
 def test_an_int_passed_on_to_a_helper_function_that_gives_it_to_linspace_recompiles():
     assert compile_found(HELPER) == [("HPU017", 16)]
+
+
+# functions Dynamo does not trace (measured on 2.13: a compiled function calling each, called
+# twice: one break at the call), against the traced ones beside them
+UNTRACED = """
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+@torch.compile
+def loss_fn(x, var):
+    y = {op}
+    return y.sum()
+
+
+for step in range(3):
+    loss_fn(torch.randn(4, 4), torch.rand(4, 4) + 0.5)
+"""
+
+
+def test_numpy_functions_torch_numpy_lacks_break_the_graph():
+    for op in ("x * np.interp(3, [0, 10], [0.0, 1.0])", "torch.from_numpy(np.argpartition(x.numpy(), 2, axis=1))",
+               ):
+        assert compile_found(UNTRACED.format(op=op)) == [("HPU012", 9)], op
+    # two breaks (measured): the NumPy call, and `float()` of what it returns
+    assert compile_found(UNTRACED.format(op="x * float(np.nanmean(x.numpy()))")) == [("HPU012", 9), ("HPU012", 9)]
+
+
+def test_numpy_functions_torch_numpy_has_are_traced():
+    for op in ("torch.from_numpy(np.clip(x.numpy(), 0, 1))", "torch.from_numpy(np.cumsum(x.numpy()))"):
+        assert compile_found(UNTRACED.format(op=op)) == [], op
+
+
+def test_torch_functions_measured_to_break_the_graph():
+    for op in ("torch.combinations(x[0], 2)", "torch.linalg.lstsq(x, x[:, :1]).solution", "torch.cov(x)",
+               "torch.corrcoef(x)", "F.gaussian_nll_loss(x, x * 0.5, var)"):
+        assert compile_found(UNTRACED.format(op=op)) == [("HPU012", 9)], op
+
+
+def test_their_traced_neighbours_are_not_reported():
+    for op in ("x[torch.triu_indices(4, 4, 1)[0]]", "torch.linalg.solve(x @ x.T + torch.eye(4), x)",
+               "F.poisson_nll_loss(x, var)", "torch.cdist(x, x)"):
+        assert compile_found(UNTRACED.format(op=op)) == [], op
+
+
+PINNED = """
+import torch
+
+
+@torch.compile
+def to_device(x):
+    if x.is_pinned():
+        return x * 2
+    return x
+
+
+for step in range(3):
+    to_device(torch.randn(4))
+"""
+
+
+def test_is_pinned_breaks_the_graph_once_as_a_python_bool():
+    assert compile_found(PINNED) == [("HPU012", 7)]
+
+
+# `torch_xla.compile` bound with another name in a tuple assignment
+TUPLE_ALIAS = """
+import torch
+
+try:
+    import torch_xla
+    xla_compile, device = torch_xla.compile, torch_xla.device()
+except ImportError:
+    torch_xla, xla_compile, device = None, torch.compile, torch.device("cpu")
+
+
+def probe(x):
+    return torch.linalg.lstsq(x, x[:, :1]).solution.sum()
+
+
+step = xla_compile(probe)
+for it in range(3):
+    step(torch.randn(8, 4, device=device))
+"""
+
+
+def test_a_compile_function_bound_in_a_tuple_assignment_compiles():
+    assert compile_found(TUPLE_ALIAS) == [("HPU012", 12)]

@@ -104,7 +104,7 @@ NON_TENSOR_METHODS = {
     "ndimension": "scalar", "numel": "scalar", "nelement": "scalar", "stride": "seq",
     "data_ptr": "scalar", "element_size": "scalar", "storage": "other", "untyped_storage": "other",
     "storage_offset": "scalar", "is_contiguous": "scalar", "is_floating_point": "scalar",
-    "is_complex": "scalar", "is_signed": "scalar", "equal": "data", "allclose": "data",
+    "is_complex": "scalar", "is_signed": "scalar", "is_pinned": "scalar", "equal": "data", "allclose": "data",
     "type": "other", "get_device": "scalar", "register_hook": "other", "backward": "none",
     "split": "seq-tensor", "chunk": "seq-tensor", "unbind": "seq-tensor", "tensor_split": "seq-tensor",
     "max": "maybe-tuple", "min": "maybe-tuple", "sort": "seq-tensor", "topk": "seq-tensor",

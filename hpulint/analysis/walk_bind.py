@@ -90,6 +90,15 @@ class Bindings:
             self.aliases[node.targets[0].target.value] = self.qualname(call)
             self._qualnames.clear()
             return False
+        if self.scope.kind == "module" and len(node.targets) == 1 and type(node.targets[0].target) is cst.Tuple \
+                and type(call) is cst.Tuple and len(call.elements) == len(node.targets[0].target.elements):
+            # `xla_compile, device = torch_xla.compile, torch_xla.device()`: the same, in a tuple
+            for t, v in zip(node.targets[0].target.elements, call.elements):
+                if type(t.value) is cst.Name and type(v.value) is cst.Attribute \
+                        and self.qualname(v.value) in COMPILE_FUNCTIONS and t.value.value not in self.aliases:
+                    self.aliases[t.value.value] = self.qualname(v.value)
+                    self._qualnames.clear()
+            return False
         if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name or type(call) is not cst.Call \
                 or self.qualname(call.func) != "importlib.import_module" or len(call.args) != 1:
             return False

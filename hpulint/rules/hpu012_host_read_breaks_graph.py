@@ -42,7 +42,8 @@ from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
-from hpulint.rules.compile_numpy_draws import FIX_NP, np_random_break
+from hpulint.rules.compile_numpy_draws import FIX_NP, FIX_NP_UNTRACED, NP_UNTRACED, NP_UNTRACED_WHY, np_random_break
+from hpulint.rules.compile_untraced_ops import FIX_PINNED, PINNED_WHY, TORCH_UNTRACED
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
@@ -267,6 +268,10 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             elif method == "sort" and self.iters.sort_call(fn, node):
                 said = f"`{code(func)}()` of numbers read from a tensor"
                 self._report(node, said, FIX_SORT, lambda: True, subject=lambda: (said, SORT_WHY))
+            elif method == "is_pinned" and not node.args:
+                # "torch.* op returned non-Tensor": a Python bool from the tensor (measured: a break)
+                said = "`.is_pinned()`"
+                self._report(node, said, FIX_PINNED, lambda: maybe_tensor(an, recv), subject=lambda: (said, PINNED_WHY))
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
@@ -373,6 +378,13 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             if why is not None:
                 said = f"`np.random.{name}(...)`"
                 self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
+        elif qn.startswith("numpy.") and qn.count(".") == 1 and qn[6:] in NP_UNTRACED:
+            said = f"`np.{qn[6:]}(...)`"
+            why = NP_UNTRACED_WHY.format(name=f"np.{qn[6:]}")
+            self._report(node, said, FIX_NP_UNTRACED, lambda: True, subject=lambda: (said, why))
+        elif qn in TORCH_UNTRACED:
+            said = f"`{qn}(...)`"
+            self._report(node, said, TORCH_UNTRACED[qn][1], lambda: True, subject=lambda: (said, TORCH_UNTRACED[qn][0]))
         elif not qn.startswith(LIBRARIES):  # a project function: is it `torch.compiler.disable`d?
             fn = an.function
             fid = fn.fid

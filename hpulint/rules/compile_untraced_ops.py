@@ -1,0 +1,45 @@
+"""torch functions that break the graph wherever a compiled region calls them, for HPU012.
+
+Each was measured on torch 2.13 (CPU, ``eager`` backend: a compiled function calling it on a
+3x3 tensor, called twice): one graph break at the call, with the reason Dynamo logs.
+
+- ``torch.combinations``: built with ``masked_select`` inside, an output shape from the data;
+- ``torch.linalg.lstsq``: "Dynamic shape operator" (its outputs' shapes depend on the driver);
+- ``torch.cov`` and ``torch.corrcoef`` (with or without ``aweights``): they test their weights
+  with ``aten.equal``, a Python bool read from the data;
+- ``F.gaussian_nll_loss``: it checks that the variance is positive with a host read
+  (``aten._local_scalar_dense``);
+- ``torch.allclose``: a Python bool read from both tensors (as ``torch.equal``);
+- ``Tensor.is_pinned()``: "torch.* op returned non-Tensor" (a Python bool).
+
+Traced (no break; not reported): ``torch.linalg.solve``, ``eig``/``eigvals``/``eigh``, ``svd``,
+``pinv``, ``qr``, ``cholesky``, ``matrix_rank``, ``det``, ``cdist``, ``kthvalue``, ``median``,
+``mode``, ``histc``, ``quantile`` with a float, ``searchsorted``, ``bucketize``, ``isin``,
+``multinomial``, ``bernoulli``, ``cartesian_prod``, ``block_diag``, ``stft``, ``rfft``, the other
+losses of ``torch.nn.functional``.
+"""
+from __future__ import annotations
+
+_SHAPE = "its output shape depends on the data (\"Dynamic shape operator\")"
+_BOOL = "it reads a Python bool from the tensors' values (\"Data dependent operator\")"
+_FIX_SHAPE = "Build it in the eager code and pass it in (a fixed index table as a buffer), or keep the shape static"
+_FIX_BOOL = "Compute it in the eager code around the compiled call, or with tensor ops that keep no Python bool"
+
+# qualified name -> (why Dynamo breaks the graph there, fix)
+TORCH_UNTRACED = {
+    "torch.combinations": ("`torch.combinations` is built with `masked_select`: " + _SHAPE,
+                           "Make the index pairs once (`torch.triu_indices`, or a buffer built in `__init__`) and "
+                           "index with them"),
+    "torch.linalg.lstsq": ("`torch.linalg.lstsq`: " + _SHAPE,
+                           "Solve the normal equations with `torch.linalg.solve` (traced), or solve in the eager code"),
+    "torch.cov": ("`torch.cov` checks its weights with `aten.equal`: " + _BOOL, _FIX_BOOL),
+    "torch.corrcoef": ("`torch.corrcoef` (through `torch.cov`) checks its weights with `aten.equal`: " + _BOOL,
+                       _FIX_BOOL),
+    "torch.nn.functional.gaussian_nll_loss": (
+        "`F.gaussian_nll_loss` checks that the variance is positive with a host read (\"Data dependent operator\")",
+        "Write the loss with tensor ops (`0.5 * (torch.log(var) + (x - mu) ** 2 / var)`, the variance clamped)"),
+    "torch.allclose": ("`torch.allclose` returns a Python bool: " + _BOOL, _FIX_BOOL),
+}
+PINNED_WHY = "`Tensor.is_pinned()` returns a Python bool (\"torch.* op returned non-Tensor\")"
+FIX_PINNED = ("Decide in the eager code (pin or move the batch before the compiled call), or move it unconditionally "
+              "(`x.to(device, non_blocking=True)` is traced)")
