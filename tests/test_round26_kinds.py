@@ -144,3 +144,32 @@ class Sampler(nn.Module):
 
 def test_a_tensor_method_on_elements_read_by_a_loop_that_runs_no_step_is_not_reported():
     assert found(COEFFS, ("HPU001",)) == []
+
+
+# speculative sampling: each accepted draft token is joined onto the sequence inside the loop over
+# the lookahead tokens, and the round loop (which runs both models) feeds the grown sequence to
+# the next round
+SPEC = """
+import torch
+
+
+def speculative(target_model, draft_model, seq, target_len, lookahead=4):
+    n = seq.shape[-1]
+    while n < target_len:
+{fresh}        draft = draft_model(seq)
+        logits = target_model(draft)
+        for t in range(lookahead):
+            if (torch.rand(1) < logits[0, t, 0]).any():
+                seq = torch.cat([seq, draft[:, t:t + 1]], dim=-1)
+                n += 1
+        n += 1
+    return seq
+"""
+
+
+def test_a_sequence_grown_in_an_inner_loop_and_carried_by_the_step_loop_grows_every_step():
+    assert found(SPEC.format(fresh=""), ("HPU003",)) == [("HPU003", 12)]
+
+
+def test_a_sequence_bound_afresh_in_each_step_and_grown_in_an_inner_loop_does_not():
+    assert found(SPEC.format(fresh="        seq = draft_model.prefix(n)\n"), ("HPU003",)) == []

@@ -204,12 +204,20 @@ class GrowingCatAccumulator(Rule):
             return  # bound afresh later in the pass: the next pass does not read the grown value
         is_while = type(loop.node) is cst.While
         fix = self._list_fix(node, target, value, seq, join) if join in CATS and not either else None
+        # the loops around this one whose passes carry the accumulator over (not bound afresh in
+        # their pass): `for t in range(lookahead): seq = cat([seq, tok])` inside a speculative
+        # round grows the sequence the next round feeds to the models
+        carried_by = [lp for lp in list(loop.chain())[1:] if type(root) is cst.Name
+                      and not an.defined_in_pass(root.value, lp) and not reset_later(lp.node, node, root.value)]
 
         def when():
             if _on_host(an, every, fresh) or an.device_excluded(here):
                 return None  # a host-side accumulator records nothing on the device
             if loop.is_step_loop:
                 return f"in a loop that {loop.step_reason}"
+            outer = next((lp for lp in loop.chain() if lp.is_step_loop), None)
+            if outer is not None and outer in carried_by:
+                return f"in an inner loop of a step loop that {outer.step_reason}; the step loop carries it to its next pass"
             # a while loop grows without a fixed bound; in code run every step that is a new
             # shape every step (a `for` over a fixed range inside forward() is one graph)
             why = an.hot_reason(here) if is_while else None
