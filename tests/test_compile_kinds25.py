@@ -157,3 +157,40 @@ for it in range(3):
 
 def test_a_compile_function_bound_in_a_tuple_assignment_compiles():
     assert compile_found(TUPLE_ALIAS) == [("HPU012", 12)]
+
+
+# a tensor given where torch takes a Python number (measured: buffers as `uniform_`'s bounds, a
+# 0-d tensor as `F.dropout`'s p: a break a call; the same tensors given to `clamp` or `fill_`:
+# traced), and `Tensor.random_`, which breaks whatever its arguments
+BOUNDS = """
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Jitter(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("low", torch.tensor(0.8))
+        self.register_buffer("high", torch.tensor(1.25))
+
+    def forward(self, x):
+        return x * {op}
+
+
+model = torch.compile(Jitter())
+for step in range(3):
+    model(torch.randn(4, 4))
+"""
+
+
+def test_a_tensor_given_where_torch_takes_a_number_breaks_the_graph():
+    for op in ("torch.empty(4, 1).uniform_(self.low, self.high)", "torch.empty(4, 1).normal_(self.low, self.high)",
+               "F.dropout(torch.ones(4, 1), self.low)", "torch.empty(4, 1).random_(0, 10)"):
+        assert compile_found(BOUNDS.format(op=op)) == [("HPU012", 14)], op
+
+
+def test_the_same_tensor_given_where_torch_takes_a_tensor_is_traced():
+    for op in ("torch.rand(4, 1).clamp(self.low, self.high)", "torch.empty(4, 1).fill_(self.low)",
+               "torch.empty(4, 1).uniform_(0.8, 1.25)", "torch.randint(0, 10, (4, 1))"):
+        assert compile_found(BOUNDS.format(op=op)) == [], op

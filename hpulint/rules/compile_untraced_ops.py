@@ -10,7 +10,14 @@ Each was measured on torch 2.13 (CPU, ``eager`` backend: a compiled function cal
 - ``F.gaussian_nll_loss``: it checks that the variance is positive with a host read
   (``aten._local_scalar_dense``);
 - ``torch.allclose``: a Python bool read from both tensors (as ``torch.equal``);
-- ``Tensor.is_pinned()``: "torch.* op returned non-Tensor" (a Python bool).
+- ``Tensor.is_pinned()``: "torch.* op returned non-Tensor" (a Python bool);
+- ``Tensor.random_(...)``: "Tensor.random_ op ... not supported", whatever its arguments (ints too);
+- a tensor given where torch takes a Python number: the bounds of ``uniform_``, the mean and
+  std of ``normal_``, the rate of ``exponential_``, the ``p`` of ``F.dropout``, the slope of
+  ``F.leaky_relu`` and the ``alpha=`` of ``add``/``sub``: torch reads it with ``.item()``
+  (``aten._local_scalar_dense``), a break (module buffers as the bounds: 1 break a call). The
+  same tensor given to ``fill_``, ``clamp``, ``torch.full``, ``bernoulli_``, ``lerp``, ``pow`` or
+  ``linspace`` is traced.
 
 Traced (no break; not reported): ``torch.linalg.solve``, ``eig``/``eigvals``/``eigh``, ``svd``,
 ``pinv``, ``qr``, ``cholesky``, ``matrix_rank``, ``det``, ``cdist``, ``kthvalue``, ``median``,
@@ -43,3 +50,15 @@ TORCH_UNTRACED = {
 PINNED_WHY = "`Tensor.is_pinned()` returns a Python bool (\"torch.* op returned non-Tensor\")"
 FIX_PINNED = ("Decide in the eager code (pin or move the batch before the compiled call), or move it unconditionally "
               "(`x.to(device, non_blocking=True)` is traced)")
+RANDOM_WHY = "`Tensor.random_()` is not supported by Dynamo (\"Tensor.random_ op\")"
+FIX_RANDOM_ = ("Draw with `torch.randint(low, high, shape)` (traced), or draw in the eager code and pass the "
+               "tensor in")
+# method or torch.nn.functional name -> the (position, keyword) of the arguments torch takes as
+# Python numbers (a tensor there is read with `.item()`)
+NUMBER_ARGS = {"uniform_": ((0, "from"), (1, "to")), "normal_": ((0, "mean"), (1, "std")),
+               "exponential_": ((0, "lambd"),), "dropout": ((1, "p"),), "leaky_relu": ((1, "negative_slope"),),
+               "add": ((None, "alpha"),), "sub": ((None, "alpha"),)}
+NUMBER_WHY = ("`{name}` takes `{kw}` as a Python number, and a tensor given there is read with `.item()` "
+              "(\"Data dependent operator\")")
+FIX_NUMBER = ("Pass a Python float (read it once in the eager code), or do that part with tensor arithmetic "
+              "(`low + (high - low) * torch.rand(shape)` for a uniform draw)")

@@ -43,7 +43,8 @@ from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_numpy_draws import FIX_NP, FIX_NP_UNTRACED, NP_UNTRACED, NP_UNTRACED_WHY, np_random_break
-from hpulint.rules.compile_untraced_ops import FIX_PINNED, PINNED_WHY, TORCH_UNTRACED
+from hpulint.rules.compile_untraced_ops import (FIX_NUMBER, FIX_PINNED, FIX_RANDOM_, NUMBER_ARGS, NUMBER_WHY, PINNED_WHY,
+                                                RANDOM_WHY, TORCH_UNTRACED)
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
@@ -64,6 +65,7 @@ from hpulint.rules.compile_read_messages import (
     MESSAGE, CONTEXT_MESSAGE, READ, UNTRACED, FIX_RETURN, FIX_SCALAR, FIX_PRINT, AUTOGRAD, FIX_BACKWARD, SKIPPED, FIX_TIME, FIX_RANDOM, DEEPCOPY, FIX_DEEPCOPY, CLOCKS, PY_RANDOM, RNN_WORDS,
 )
 
+FUNCTIONAL_NS = ("torch.nn.functional.",)
 LIBRARIES = ("torch.", "numpy.", "math.", "random.", "time.", "os.", "logging.", "warnings.", "copy.", "builtins.")
 
 
@@ -256,6 +258,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         if type(func) is cst.Attribute:
             method = func.attr.value
             recv = an.value(func.value)
+            qn = an.qualname(func) or ""
             if method == "item" and not node.args and not self.scalars:
                 self._report(node, "`.item()`", FIX_SCALAR, lambda: maybe_tensor(an, recv))
             elif method == "tolist" and not node.args:
@@ -268,6 +271,11 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             elif method == "sort" and self.iters.sort_call(fn, node):
                 said = f"`{code(func)}()` of numbers read from a tensor"
                 self._report(node, said, FIX_SORT, lambda: True, subject=lambda: (said, SORT_WHY))
+            elif method == "random_" and not qn.startswith("torch."):
+                said = "`.random_()`"
+                self._report(node, said, FIX_RANDOM_, lambda: maybe_tensor(an, recv), subject=lambda: (said, RANDOM_WHY))
+            elif method in NUMBER_ARGS and (not qn.startswith("torch.") or qn.startswith(FUNCTIONAL_NS)):
+                self._number_args(node, method)
             elif method == "is_pinned" and not node.args:
                 # "torch.* op returned non-Tensor": a Python bool from the tensor (measured: a break)
                 said = "`.is_pinned()`"
@@ -392,6 +400,24 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             self._report(node, None, None, lambda: disabled_callee(an, fid, node) is not None
                          or module_call(fn, built, node.func) is not None,
                          subject=lambda: _callee(an, built, fn, node))
+
+    def _number_args(self, node: cst.Call, method: str) -> None:
+        """A tensor given where torch takes a Python number (`t.uniform_(self.low, self.high)` with
+        buffers, `F.dropout(x, p_tensor)`): read with `.item()`, a break (compile_untraced_ops)."""
+        an = self.an
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for pos, kw in NUMBER_ARGS[method]:
+            arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == kw), None)
+            if arg is None and pos is not None and pos < len(positional):
+                arg = positional[pos].value
+            if arg is None or type(arg) in (cst.Integer, cst.Float, cst.UnaryOperation):
+                continue
+            v = an.value(arg)
+            said = f"`{code(arg)}` given to `.{method}()`"
+            why = NUMBER_WHY.format(name=method, kw=kw)
+            self._report(node, said, FIX_NUMBER, lambda v=v: an.is_device_tensor(v) or is_tensor(an, v),
+                         subject=lambda said=said, why=why: (said, why))
+            return
 
     def _after_first_break(self, fn) -> bool:
         """A `@contextmanager` generator that already has a finding: Dynamo does not resume
