@@ -194,3 +194,36 @@ def test_the_same_tensor_given_where_torch_takes_a_tensor_is_traced():
     for op in ("torch.rand(4, 1).clamp(self.low, self.high)", "torch.empty(4, 1).fill_(self.low)",
                "torch.empty(4, 1).uniform_(0.8, 1.25)", "torch.randint(0, 10, (4, 1))"):
         assert compile_found(BOUNDS.format(op=op)) == [], op
+
+
+# BatchNorms frozen stage by stage: each epoch puts one more block of the compiled model into
+# `eval()` mode (measured: 4 epochs, 4 graphs; all blocks frozen at once, or `model.train()`
+# every epoch: 1 graph)
+FREEZE = """
+import torch
+from torch import nn
+
+model = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8)) for _ in range(4)])
+cmodel = torch.compile(model)
+
+
+def freeze_upto(net, last):
+    for block in net[:last + 1]:
+        block.eval()
+
+
+for epoch in range(4):
+    {toggle}
+    for step in range(2):
+        cmodel(torch.randn(16, 8)).sum().backward()
+"""
+
+
+def test_modules_put_into_eval_stage_by_stage_recompile_per_stage():
+    assert compile_found(FREEZE.format(toggle="freeze_upto(model, epoch)")) == [("HPU016", 17)]
+    assert compile_found(FREEZE.format(toggle="model[epoch].eval()")) == [("HPU016", 17)]
+
+
+def test_modules_switched_the_same_way_every_epoch_compile_once():
+    assert compile_found(FREEZE.format(toggle="freeze_upto(model, 3)")) == []
+    assert compile_found(FREEZE.format(toggle="model.train()")) == []

@@ -136,6 +136,7 @@ class DynamoRecorder:
     critical = 0  # the child's timeout handler may raise at any time
     interrupt = None
     pending_at_exit = None
+    hpu_available = False  # its devices are the CPU: `torch.hpu.is_available()` says no
 
     def __init__(self, backend="eager", max_steps=None):
         self.backend = backend or "eager"

@@ -46,8 +46,14 @@ MODULE_KEEP = ("Keep the count in a tensor buffer (`self.register_buffer(\"{name
                "are then made dynamic after one recompile)")
 OBJECT_KEEP = ("Keep the count in a tensor (`self.{name} = torch.zeros((), dtype=torch.long)`, bumped in "
                "place: updated in the graph)")
+MODE = (
+    "`{stmt}` in the loop{how} changes which modules of the compiled `{compiled}` are in training mode "
+    "from one pass of the loop to the next (`{counters}`): Dynamo guards on every module's `training` "
+    "flag, so each new set of modules in `eval()` mode is a new graph: {values}. Freeze in a few stages "
+    "(each stage one recompile), or switch the modules once before compiling"
+)
 UNFREEZE = (
-    "`{stmt}` in the loop changes which parameters of the compiled `{compiled}` require grad "
+    "`{stmt}` in the loop{how} changes which parameters of the compiled `{compiled}` require grad "
     "from one pass of the loop to the next (`{counters}`): Dynamo guards on every parameter's "
     "`requires_grad` (\"requires_grad mismatch\"), so each new set is a new graph: {values}. "
     "Unfreeze in a few stages (each stage one recompile), and raise "
@@ -169,8 +175,11 @@ def _walk_statements(fn: cst.FunctionDef) -> list:
 # --- requires_grad changed between calls -----------------------------------------------------
 
 def grad_toggle(node) -> Optional[cst.BaseExpression]:
-    """The receiver of `X.requires_grad_(...)` or of `X.requires_grad = ...`."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "requires_grad_":
+    """The receiver of `X.requires_grad_(...)`, `X.requires_grad = ...`, `X.eval()` or
+    `X.train(...)` (see ``toggle_kind``)."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and (
+            node.func.attr.value == "requires_grad_"
+            or (node.func.attr.value == "eval" and not node.args) or node.func.attr.value == "train"):
         return node.func.value
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
         t = node.targets[0].target
@@ -203,12 +212,51 @@ def _root(node) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
+def toggle_kind(node) -> str:
+    """"mode" for `.eval()`/`.train(...)` (the module's `training` flag), else "grad"."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("eval", "train"):
+        return "mode"
+    return "grad"
+
+
+def helper_toggle(recv, loop, made_of: dict, params: list) -> Optional[tuple]:
+    """(owner parameters, picker parameters) when a toggle in a module-level helper changes a part of
+    a module it is given that another of its parameters picks (`for s in model.stages[:upto + 1]:
+    ... m.eval()`: owner `model`, picker `upto`), else None."""
+    names, roots = receiver_names(recv, loop, made_of)
+    owners = [p for p in params if p in roots]
+    pickers = [p for p in params if p in names and p not in roots]
+    return (owners, pickers) if owners and pickers else None
+
+
+def helper_call_toggles(calls: list, helpers: dict) -> list:
+    """Toggles (as ``unfreeze_findings`` takes them) for calls in loops of helpers that toggle a part
+    picked by a parameter, given an argument the loop counter makes (`freeze_bn_upto(model,
+    epoch - 1)`): the receiver is the owner's argument, the extra names the picker's."""
+    from hpulint.analysis.syntax import bound_arguments
+
+    out = []
+    for node, callee, loop, counters in calls:
+        for params, owners, pickers, kind, first in helpers.get(callee, ()):
+            bound = dict((p, v) for p, v in (bound_arguments(node, params) or ()) if p is not None)
+            owner = next((bound[p] for p in owners if p in bound), None)
+            picked = {n for p in pickers if p in bound for n in names_in(bound[p])}
+            if owner is not None and picked & set(counters):
+                out.append((node, owner, loop, counters, kind, picked, first))
+    return out
+
+
 def unfreeze_findings(toggles: list, loop_calls: list, compiled_of: dict, made_of: dict, limit: int):
     """(call node, message) for each toggle whose receiver follows a loop counter, in a loop that
-    also calls a compiled module the receiver belongs to."""
+    also calls a compiled module the receiver belongs to. A toggle is (node, receiver, loop,
+    counters), optionally with its kind ("grad" or "mode"), extra names that pick the part (a
+    helper's argument) and the statement to quote."""
     out = []
-    for node, recv, loop, counters in toggles:
+    for node, recv, loop, counters, *more in toggles:
+        kind = more[0] if more else toggle_kind(node)
         names, roots = receiver_names(recv, loop, made_of)
+        if len(more) > 1:
+            names |= more[1]
         used = sorted(n for n in names if n in counters)
         if not used:
             continue
@@ -228,9 +276,11 @@ def unfreeze_findings(toggles: list, loop_calls: list, compiled_of: dict, made_o
         values = recompiles_text(n, limit, "sets") if n is not None else (
             "a recompile for each new set until `recompile_limit` "
             f"({limit}), then Dynamo runs it eagerly for the rest of the run (eager fallback)")
-        stmt = code_of(node).strip().splitlines()[0]
-        out.append((call[1], UNFREEZE.format(stmt=stmt, compiled=call[0], counters=", ".join(used),
-                                             values=values, limit=limit), node))
+        stmt = code_of(more[2] if len(more) > 2 else node).strip().splitlines()[0]
+        text = MODE if kind == "mode" else UNFREEZE
+        how = f" (through `{code_of(node).strip().splitlines()[0]}`)" if len(more) > 2 else ""
+        out.append((call[1], text.format(stmt=stmt, compiled=call[0], counters=", ".join(used),
+                                         values=values, limit=limit, how=how), node))
     return out
 
 

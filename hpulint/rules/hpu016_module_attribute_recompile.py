@@ -27,7 +27,8 @@ from hpulint.rules.compile_widened_layers import widened_layers
 from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
-                                         is_self_attr, literal_kind, registered_hook, unfreeze_findings)
+                                         helper_call_toggles, helper_toggle, is_self_attr, literal_kind, registered_hook,
+                                         toggle_kind, unfreeze_findings)
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
                                            counters_here, int_of_counters, is_compile_call, names_in, not_traced,
                                            recompile_limit, recompiles_text, where)
@@ -83,6 +84,8 @@ class ModuleAttributeRecompile(Rule):
         self.loop_calls: list = []  # (callee code, loop, call)
         self.made_of: dict = {}  # name -> names in the expression last assigned to it
         self.toggles: list = []  # (statement or call, receiver, loop, counters): requires_grad changed in a loop
+        self.named_calls: list = []  # (call, name, loop, counters): a function called by name in a loop
+        self.helpers: dict = {}  # module-level function -> [(params, owners, pickers, kind, toggle)] (compile_state)
         self.literals: dict = {}  # (class name, attr) -> kinds of the values `self.<attr> = ...` sets
         self.hooks: list = []  # (hook name, kind, registering class): `register_forward_pre_hook(f)` in a method
         self.int_attrs: set = set()  # attribute names some `x.<attr> = <int>` sets
@@ -200,6 +203,8 @@ class ModuleAttributeRecompile(Rule):
         recv = grad_toggle(node)
         if recv is not None and an.loop is not None:
             self.toggles.append((node, recv, an.loop, counters_here(an)))
+        if recv is not None:
+            self._helper_toggle(node, recv)
         read = None  # the names the value reads (found once for all the targets)
         for t in node.targets:
             if type(t.target) is cst.Name:
@@ -251,9 +256,14 @@ class ModuleAttributeRecompile(Rule):
             self.hooks.append(hook + (an.current_class.name,))
         if an.loop is not None and type(node.func) in (cst.Name, cst.Attribute):
             self.loop_calls.append((code(node.func), an.loop, node))
+            if type(node.func) is cst.Name:
+                self.named_calls.append((node, node.func.value, an.loop, counters_here(an)))
             recv = grad_toggle(node)
             if recv is not None:
                 self.toggles.append((node, recv, an.loop, counters_here(an)))
+        recv = grad_toggle(node)
+        if recv is not None:
+            self._helper_toggle(node, recv)
         if is_compile_call(an, node) and node.args:
             self._instance_site(node, node.args[0].value)
         elif type(node.func) is cst.Attribute and node.func.attr.value == "compile" and not node.args:
@@ -312,6 +322,17 @@ class ModuleAttributeRecompile(Rule):
                 out.add(name)
         return out
 
+    def _helper_toggle(self, node, recv) -> None:
+        """A toggle in a module-level function on a part of a module parameter that another
+        parameter picks (compile_state.helper_toggle)."""
+        fn = self.an.function
+        if fn.kind != "function" or fn.cls is not None or fn.parent is None or fn.parent.kind != "module":
+            return
+        params = list(fn.params)
+        hit = helper_toggle(recv, self.an.loop, self.made_of, params)
+        if hit is not None:
+            self.helpers.setdefault(fn.name, []).append((params, hit[0], hit[1], toggle_kind(node), node))
+
     def finish(self) -> None:
         self._sets()
         for call, message in float_set_findings(self, self.float_sets, self.classes):
@@ -321,7 +342,8 @@ class ModuleAttributeRecompile(Rule):
             self.report(node, "{why}", when=when)
         for node, target, when in hook_bumps(self.an, self.hooks, self.defs, self.int_attrs, self.limit):
             self.report(node, "{why}", when=when)
-        for call, message, _ in unfreeze_findings(self.toggles, self.loop_calls, self.compiled_of, self.made_of,
+        toggles = self.toggles + helper_call_toggles(self.named_calls, self.helpers)
+        for call, message, _ in unfreeze_findings(toggles, self.loop_calls, self.compiled_of, self.made_of,
                                                   self.limit):
             self.report(call, message)
         an = self.an
