@@ -19,6 +19,7 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
     """
     from hpulint.model import FileError
 
+    is_test_folder.cache_clear()  # (what a folder holds may have changed since the last run)
     files, errors, seen = [], [], set()
     for raw in paths:
         path = Path(raw)

@@ -273,9 +273,15 @@ def test_test_code_is_left_out_unless_asked_for(tmp_path, capsys, monkeypatch):
     (tmp_path / "train.py").write_text(HAZARD)
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "helpers.py").write_text(HAZARD)
+    (tmp_path / "tests" / "test_loader.py").write_text("def test_loader():\n    pass\n")
     (tmp_path / "test_train.py").write_text(HAZARD)
     code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
     assert code == 1 and [line.split(":")[0] for line in out.splitlines() if "HPU" in line] == ["train.py"]
+    # a `tests/` folder that holds no test anywhere holds scripts: checked
+    (tmp_path / "tests" / "test_loader.py").unlink()
+    code, out, err = run(["--format", "concise", "--no-cache", "."], tmp_path, capsys, monkeypatch)
+    assert sorted(line.split(":")[0] for line in out.splitlines() if "HPU" in line) == ["tests/helpers.py", "train.py"]
+    (tmp_path / "tests" / "test_loader.py").write_text("def test_loader():\n    pass\n")
     code, out, err = run(["--no-cache", "test_train.py"], tmp_path, capsys, monkeypatch)
     assert code == 0 and "test_train.py: not checked: test code (lint-tests = true" in err
     (tmp_path / "pyproject.toml").write_text("[tool.hpulint]\nlint-tests = true\n")

@@ -173,3 +173,59 @@ def test_a_sequence_grown_in_an_inner_loop_and_carried_by_the_step_loop_grows_ev
 
 def test_a_sequence_bound_afresh_in_each_step_and_grown_in_an_inner_loop_does_not():
     assert found(SPEC.format(fresh="        seq = draft_model.prefix(n)\n"), ("HPU003",)) == []
+
+
+# an autoregressive video sampler: each frame is denoised by a sampling loop, then joined onto the
+# history the next frame reads; the frame counter bounds the action window it passes the model
+FRAMES = """
+import torch
+
+
+def sample(model, history, actions, num_frames, steps):
+    dt = 1.0 / steps
+    for frame_idx in range({frames}):
+        acts = actions[:, frame_idx:frame_idx + 8]
+        x = torch.randn_like(history[:, -1:])
+        for step_idx in range(steps):
+            x = x - dt * model(torch.cat([history[:, -7:], x], 1), acts)
+        history = {join}
+    return history
+"""
+
+
+def test_a_frame_loop_that_runs_a_sampling_loop_and_carries_the_history_is_a_step_loop():
+    got = found(FRAMES.format(frames="num_frames", join="torch.cat([history, x], dim=1)"), ("HPU001", "HPU003"))
+    assert got == [("HPU001", 8), ("HPU003", 12)]
+
+
+def test_a_loop_over_prompts_that_runs_a_sampling_loop_each_carries_nothing_and_is_not():
+    src = FRAMES.format(frames="num_frames", join="x").replace("history[:, -7:]", "actions[:, :7]").replace(
+        "torch.randn_like(history[:, -1:])", "torch.randn(1, 1)")
+    assert found(src, ("HPU001", "HPU003")) == []
+
+
+# the closure reads the running history every pass: collecting the frames in a list would hand it
+# the first history forever, so the growing join keeps no fix
+CLOSURE = """
+import torch
+
+
+def sample(model, history, num_frames, steps):
+    def window():
+        return history[:, -4:].clone()
+
+    for frame_idx in range(num_frames):
+        x = window()
+        for step_idx in range(steps):
+            x = x - 0.1 * model(x)
+        history = torch.cat([history, x[:, -1:]], dim=1)
+    return history
+"""
+
+
+def test_an_accumulator_a_nested_function_reads_gets_no_list_fix():
+    from hpulint.engine import lint_source
+
+    got = [f for f in lint_source(CLOSURE, "run.py") if f.code == "HPU003"]
+    assert [(f.code, f.line) for f in got] == [("HPU003", 13)]
+    assert all(f.fix is None for f in got)

@@ -264,7 +264,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                     reason = self._loop_reason(fid, i, f, within, new_loops, multi)
                     if reason is not None:
                         new_loops[(fid, i)] = reason
-            new_loops = self._runs_of_steps(without_preparation(self, new_loops))
+            new_loops = self._autoregressive_runs(self._runs_of_steps(without_preparation(self, new_loops)))
             multi = self._multi_step(new_loops)
             new_hot = {fid: why for fid, why in seeds.items() if fid not in multi}
             todo, body_steps = [], []

@@ -7,7 +7,7 @@ from typing import Optional
 
 from hpulint.analysis.loop_kinds import holds_modules, numbers_models, runs_own_layers, samples
 from hpulint.analysis.preparation import model_only
-from hpulint.analysis.values import LOADER, MLOADER
+from hpulint.analysis.values import LOADER, MLOADER, TENSOR
 
 LOADER_PASS = "iterates a data loader"
 
@@ -212,6 +212,48 @@ class StepLoops:
                         out = dict(loops)
                     out[(fid, j)] = why
         return loops if out is None else out
+
+    def _autoregressive_runs(self, loops: dict) -> dict:
+        """A loop whose passes each run a sampling loop (nested in it, or in a function its body
+        calls) and carry a tensor to the next pass (an autoregressive video sampler's frame loop:
+        `for frame_idx in range(n): ... for step_idx in range(k): model(...)`, then `history =
+        torch.cat([history, frame], 1)`): each pass's own ops (the slices its counter bounds, the
+        history it grows) are recorded into that pass's first step, so the loop is a step loop of
+        its own. Not a loop over data, prompts or a collection, nor one that trains or marks."""
+        out = None
+        held = {fid for fid, _ in loops}
+        for fid, (mod, f) in self.project.functions.items():
+            for i, info in enumerate(f["loops"]):
+                if (fid, i) in loops or not info["carried"] or info["collection"] or info["parts"] \
+                        or info["marks"] or info.get("yields"):
+                    continue
+                if info["iter"] is not None:
+                    it = self.project.resolve(self.project.val(info["iter"], mod))
+                    if it.kind in (LOADER, MLOADER):
+                        continue
+                inner = [j for j in self._inner_loops(fid, i) - {i} if (fid, j) in loops]
+                runs = [loops[(fid, j)] for j in inner if model_only(loops[(fid, j)])]
+                if len(runs) != len(inner):
+                    continue  # (a nested loop that trains or marks: an epoch)
+                called = [cls[1] for _, cls, *_ in self._own(fid, i) if cls is not None and cls[1] in held
+                          and cls[1] != fid and all(model_only(r) for (g, _), r in loops.items() if g == cls[1])]
+                if not runs and not called:
+                    continue
+                name = self._carried_tensor(fid, mod, f, i)
+                if name is None:
+                    continue
+                if out is None:
+                    out = dict(loops)
+                how = "runs a sampling loop" if runs else f"calls {self.called(called[0])}, which runs a sampling loop"
+                out[(fid, i)] = f"{how} each pass and carries `{name}` to the next"
+        return loops if out is None else out
+
+    def _carried_tensor(self, fid: str, mod: str, f: dict, index: int) -> Optional[str]:
+        """The name of a tensor loop ``index`` carries from pass to pass, if any."""
+        for name, v in sorted(f["loops"][index].get("carried_vals", {}).items()):
+            if self.project.resolve(self.project.val(v, mod)).kind == TENSOR:
+                return name
+        return None
 
     def _model_call(self, fid: str, index: int, with_counter: bool = False) -> Optional[str]:
         """Why loop ``index`` calls a model on every pass; ``with_counter``: only by a call it passes

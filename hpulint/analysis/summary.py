@@ -23,7 +23,7 @@ from hpulint.analysis.syntax import last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 65
+VERSION = 66
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -81,6 +81,8 @@ def summarize(an) -> dict:
                 "parts": lp.step_parts or (lp.mini_parts and not lp.facts.opt_step),
                 "collection": lp.collection,
                 "carried": bool(lp.carried_vals),
+                # what the carried names hold at the end of a pass (a tensor or not is decided at link)
+                "carried_vals": {n: to_json(v) for n, v in list(zip(lp.carried_names, lp.carried_vals))[:4]},
                 # it fills a tensor it reads, at a position its counter names (`idx[:, i, j] = ix`
                 # after `patch = idx[:, i0:i1, j0:j1]`): autoregressive, each pass a new step
                 "fills": bool(lp.fills.intersection(lp.carried_names, lp.reads)),

@@ -11,7 +11,7 @@ import libcst as cst
 
 from hpulint.analysis import names
 from hpulint.analysis.loops import reset_later
-from hpulint.analysis.syntax import code, descendants, names_in
+from hpulint.analysis.syntax import child_nodes, code, descendants, names_in
 from hpulint.model import SAFE, Fix
 from hpulint.rules.base import Rule
 from hpulint.rules.cache_growth import VIEWS, cache_source, fed_back, static_write, window
@@ -285,7 +285,7 @@ class GrowingCatAccumulator(Rule):
             return None  # only appending (acc first) keeps the order with a list
         acc = target.value
         uses = sum(1 for n in names_in(loop.node.body) if n == acc)
-        if uses != 2 or _has_escape(loop.node.body, acc):
+        if uses != 2 or _has_escape(loop.node.body, acc) or _read_by_closure(an.function.node, acc):
             return None
         applicability = SAFE
         parts = _fresh_name(self.ctx.source, f"{acc}_parts")
@@ -309,6 +309,21 @@ class GrowingCatAccumulator(Rule):
             loop.node: around,
         }
         return Fix(applicability, f"collect into `{parts}` and concatenate once after the loop", changes)
+
+
+def _read_by_closure(scope: cst.CSTNode, name: str) -> bool:
+    """A function or lambda nested in ``scope`` (the module, for module-level code) reads
+    ``name``: a call in the loop may read the running value (`def step_history(): return
+    history[:, -w:]` called every pass), which a list of parts would no longer give it."""
+    stack = list(child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        if type(n) in (cst.FunctionDef, cst.Lambda):
+            if name in names_in(n.body):
+                return True
+            continue
+        stack.extend(child_nodes(n))
+    return False
 
 
 def _on_host(an, every: list, fresh: list) -> bool:
