@@ -229,3 +229,47 @@ def test_an_accumulator_a_nested_function_reads_gets_no_list_fix():
     got = [f for f in lint_source(CLOSURE, "run.py") if f.code == "HPU003"]
     assert [(f.code, f.line) for f in got] == [("HPU003", 13)]
     assert all(f.fix is None for f in got)
+
+
+# an XLA training loop over a plain DataLoader whose batch the target unpacks and the body moves to
+# the device, in a project that builds a ParallelLoader elsewhere: the loader gives host tensors
+# and marks nothing, and xm.optimizer_step without barrier=True marks nothing either
+XLA_TRAIN = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(model, criterion, optimizer, train_loader, device):
+    for b, (x, y) in enumerate(train_loader):
+        x, y = {move}
+        loss = criterion(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        xm.optimizer_step(optimizer)
+"""
+
+XLA_MAIN = """
+from torch.utils.data import DataLoader
+import torch_xla.distributed.parallel_loader as pl
+
+from train import train
+
+
+def run(model, criterion, optimizer, data, eval_data, device):
+    train(model, criterion, optimizer, DataLoader(data, batch_size=8, drop_last=True), device)
+    for batch in pl.MpDeviceLoader(DataLoader(eval_data, batch_size=8), device):
+        model(batch)
+"""
+
+
+def test_a_training_loop_that_moves_its_unpacked_batch_iterates_a_loader_that_marks_nothing(tmp_path, capsys,
+                                                                                             monkeypatch):
+    got = lint_project(tmp_path, {"train.py": XLA_TRAIN.format(move="x.to(device), y.to(device)"),
+                                  "main.py": XLA_MAIN}, capsys, monkeypatch)
+    assert got == ["train.py:7:5:HPU004"]
+
+
+def test_one_that_moves_nothing_may_iterate_the_projects_marking_loader(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"train.py": XLA_TRAIN.format(move="x, y"), "main.py": XLA_MAIN},
+                       capsys, monkeypatch)
+    assert got == []

@@ -62,10 +62,14 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
     if is_marking(iterated):
         return False
     batch = {n for n in target_names(node.target) if n not in counters}
-    if len(batch) != 1 or not moves_its_batch(node.body, batch):
-        # (a batch the target unpacks, `for x, y in loader:`, is followed part by part: a part
-        # sliced before its move is still the device's input, see walk_bind._moved_batch_part)
+    if not batch or not moves_its_batch(node.body, batch):
         return False
+    if len(batch) != 1:
+        # a batch the target unpacks, `for b, (x, y) in enumerate(loader):`, moved part by part:
+        # the loop moves its batch (the loader gives host tensors: it marks nothing), and its
+        # parts are followed one by one (a part sliced before its move is still the device's
+        # input, see walk_bind._moved_batch_part)
+        return True
     bindings = an.function.bindings
     for n in batch:
         v = bindings.get(n)
