@@ -227,3 +227,19 @@ def test_modules_put_into_eval_stage_by_stage_recompile_per_stage():
 def test_modules_switched_the_same_way_every_epoch_compile_once():
     assert compile_found(FREEZE.format(toggle="freeze_upto(model, 3)")) == []
     assert compile_found(FREEZE.format(toggle="model.train()")) == []
+
+
+# from the twenty-sixth set: calls that return a Python value or that Dynamo skips (measured on
+# 2.13: one break each, two for `torch.frombuffer`), beside the traced ones
+def test_calls_that_return_python_values_or_are_skipped_break_the_graph():
+    for op in ("x * torch.get_num_threads()", "x * max(torch.cuda.device_count(), 1)", "x * x.storage_offset()",
+               "x * (1 if torch.utils.data.get_worker_info() is None else 2)",
+               "x * len(unicodedata.normalize('NFC', 'abc'))"):
+        src = UNTRACED.replace("import numpy as np", "import numpy as np\nimport unicodedata")
+        assert compile_found(src.format(op=op)) == [("HPU012", 10)], op
+
+
+def test_their_traced_neighbours_stay_quiet():
+    for op in ("x * (2 if torch.cuda.is_available() else 1)", "x.to(torch.get_default_dtype())",
+               "x * x.element_size()", "x * (2 if torch.is_grad_enabled() else 1)"):
+        assert compile_found(UNTRACED.format(op=op)) == [], op

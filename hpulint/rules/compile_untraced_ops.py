@@ -10,7 +10,13 @@ Each was measured on torch 2.13 (CPU, ``eager`` backend: a compiled function cal
 - ``F.gaussian_nll_loss``: it checks that the variance is positive with a host read
   (``aten._local_scalar_dense``);
 - ``torch.allclose``: a Python bool read from both tensors (as ``torch.equal``);
-- ``Tensor.is_pinned()``: "torch.* op returned non-Tensor" (a Python bool);
+- ``Tensor.is_pinned()``, ``Tensor.is_shared()``, ``Tensor.storage_offset()``, and
+  ``torch.get_num_threads()``, ``torch.get_num_interop_threads()``, ``torch.cuda.device_count()``,
+  ``torch.initial_seed()``: "torch.* op returned non-Tensor" (a Python value, measured in round 26;
+  ``torch.cuda.is_available()``, ``get_default_dtype()``, ``is_grad_enabled()``,
+  ``Tensor.element_size()`` and ``get_device()`` are traced);
+- ``torch.utils.data.get_worker_info()`` ("marked as skipped") and ``torch.frombuffer`` (a
+  builtin operator Dynamo cannot trace: 2 breaks);
 - ``Tensor.random_(...)``: "Tensor.random_ op ... not supported", whatever its arguments (ints too);
 - a tensor given where torch takes a Python number: the bounds of ``uniform_``, the mean and
   std of ``normal_``, the rate of ``exponential_``, the ``p`` of ``F.dropout``, the slope of
@@ -46,8 +52,21 @@ TORCH_UNTRACED = {
         "`F.gaussian_nll_loss` checks that the variance is positive with a host read (\"Data dependent operator\")",
         "Write the loss with tensor ops (`0.5 * (torch.log(var) + (x - mu) ** 2 / var)`, the variance clamped)"),
     "torch.allclose": ("`torch.allclose` returns a Python bool: " + _BOOL, _FIX_BOOL),
+    **dict.fromkeys(("torch.get_num_threads", "torch.get_num_interop_threads", "torch.cuda.device_count",
+                     "torch.initial_seed"),
+                    ("it returns a Python number, not a tensor (\"torch.* op returned non-Tensor\")",
+                     "Read it once in the eager code (or at construction) and keep it as a plain attribute or "
+                     "argument")),
+    "torch.utils.data.get_worker_info": (
+        "Dynamo does not trace `get_worker_info()` (\"marked as skipped\")",
+        "Read it in the dataset or worker init function, outside the compiled code"),
+    "torch.frombuffer": (
+        "Dynamo cannot trace `torch.frombuffer` over a Python buffer (\"Failed to trace builtin operator\")",
+        "Decode the payload in the eager code (or in the data loader) and pass the tensor in"),
 }
-PINNED_WHY = "`Tensor.is_pinned()` returns a Python bool (\"torch.* op returned non-Tensor\")"
+# methods that return a Python value read from the tensor's storage (a break each)
+VALUE_METHODS = frozenset({"is_pinned", "is_shared", "storage_offset"})
+PINNED_WHY = "`Tensor.{name}()` returns a Python value (\"torch.* op returned non-Tensor\")"
 FIX_PINNED = ("Decide in the eager code (pin or move the batch before the compiled call), or move it unconditionally "
               "(`x.to(device, non_blocking=True)` is traced)")
 RANDOM_WHY = "`Tensor.random_()` is not supported by Dynamo (\"Tensor.random_ op\")"

@@ -44,7 +44,7 @@ from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_numpy_draws import FIX_NP, FIX_NP_UNTRACED, NP_UNTRACED, NP_UNTRACED_WHY, np_random_break
 from hpulint.rules.compile_untraced_ops import (FIX_NUMBER, FIX_PINNED, FIX_RANDOM_, NUMBER_ARGS, NUMBER_WHY, PINNED_WHY,
-                                                RANDOM_WHY, TORCH_UNTRACED)
+                                                RANDOM_WHY, TORCH_UNTRACED, VALUE_METHODS)
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
@@ -276,10 +276,10 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                 self._report(node, said, FIX_RANDOM_, lambda: maybe_tensor(an, recv), subject=lambda: (said, RANDOM_WHY))
             elif method in NUMBER_ARGS and (not qn.startswith("torch.") or qn.startswith(FUNCTIONAL_NS)):
                 self._number_args(node, method)
-            elif method == "is_pinned" and not node.args:
-                # "torch.* op returned non-Tensor": a Python bool from the tensor (measured: a break)
-                said = "`.is_pinned()`"
-                self._report(node, said, FIX_PINNED, lambda: maybe_tensor(an, recv), subject=lambda: (said, PINNED_WHY))
+            elif method in VALUE_METHODS and not node.args:
+                # "torch.* op returned non-Tensor": a Python value from the tensor (measured: a break)
+                said, why = f"`.{method}()`", PINNED_WHY.format(name=method)
+                self._report(node, said, FIX_PINNED, lambda: maybe_tensor(an, recv), subject=lambda: (said, why))
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
