@@ -273,3 +273,31 @@ def test_one_that_moves_nothing_may_iterate_the_projects_marking_loader(tmp_path
     got = lint_project(tmp_path, {"train.py": XLA_TRAIN.format(move="x, y"), "main.py": XLA_MAIN},
                        capsys, monkeypatch)
     assert got == []
+
+
+# the same loop over a ParallelLoader's per-device loader on TPU (through tqdm): it marks the step,
+# whatever the body moves
+XLA_TQDM = """
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+from tqdm import tqdm
+
+
+class Trainer:
+    def train(self):
+        if self.use_tpu:
+            loader = pl.ParallelLoader(self.train_loader, [self.device]).per_device_loader(self.device)
+        else:
+            loader = self.train_loader
+        tbar = tqdm(loader)
+        for i, (data, mask) in enumerate(tbar):
+            data, mask = data.to(self.device), mask.to(self.device)
+            loss = self.loss_fn(self.model(data), mask)
+            self.optimizer.zero_grad()
+            loss.backward()
+            xm.optimizer_step(self.optimizer)
+"""
+
+
+def test_a_loop_over_a_per_device_loader_through_tqdm_marks_its_steps():
+    assert found(XLA_TQDM, ("HPU004",)) == []

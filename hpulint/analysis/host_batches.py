@@ -14,7 +14,7 @@ import re
 import libcst as cst
 
 from hpulint.analysis.syntax import descendants, last_name, root_name, target_names
-from hpulint.analysis.values import HostBatch, is_marking
+from hpulint.analysis.values import HostBatch, Join, Meth, Named, RetOf, is_marking
 
 _DEVICE_ARG = re.compile(r"device|^dev$|cuda|hpu|xla|tpu|gpu", re.I)
 
@@ -65,6 +65,8 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
     if not batch or not moves_its_batch(node.body, batch):
         return False
     if len(batch) != 1:
+        if _may_mark(iterated):
+            return False  # (`loader = pl.ParallelLoader(...).per_device_loader(d) if tpu else plain`)
         # a batch the target unpacks, `for b, (x, y) in enumerate(loader):`, moved part by part:
         # the loop moves its batch (the loader gives host tensors: it marks nothing), and its
         # parts are followed one by one (a part sliced before its move is still the device's
@@ -77,3 +79,25 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
             bindings[n] = HostBatch(v)
     an.value_cache.clear()
     return True
+
+
+def _may_mark(v) -> bool:
+    """A value that is, or may be (one branch of a join), a marking loader."""
+    todo = [v]
+    while todo:
+        v = todo.pop()
+        if v is None:
+            continue
+        if is_marking(v):
+            return True
+        if type(v) is Join:
+            todo += list(v.parts)
+        elif type(v) is Named:
+            todo.append(v.base)
+        elif type(v) is Meth:
+            if v.name == "per_device_loader":
+                return True
+            todo.append(v.base)
+        elif type(v) is RetOf and v.ref.rsplit(".", 1)[-1] in ("tqdm", "enumerate", "islice"):
+            todo += [a for _, a in v.args]  # (`tbar = tqdm(loader)`)
+    return False
