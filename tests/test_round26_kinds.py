@@ -301,3 +301,19 @@ class Trainer:
 
 def test_a_loop_over_a_per_device_loader_through_tqdm_marks_its_steps():
     assert found(XLA_TQDM, ("HPU004",)) == []
+
+
+def test_a_loop_handed_a_per_device_loader_that_moves_its_batch_again_is_not_reported(tmp_path, capsys,
+                                                                                        monkeypatch):
+    main = XLA_MAIN.replace("DataLoader(data, batch_size=8, drop_last=True)",
+                            "pl.MpDeviceLoader(DataLoader(data, batch_size=8, drop_last=True), device)")
+    got = lint_project(tmp_path, {"train.py": XLA_TRAIN.format(move="x.to(device), y.to(device)"),
+                                  "main.py": main}, capsys, monkeypatch)
+    assert got == []
+
+
+def test_each_tensor_of_a_list_padded_in_an_inner_loop_is_not_one_accumulator():
+    src = SPEC.format(fresh="").replace("seq = torch.cat([seq, draft[:, t:t + 1]], dim=-1)",
+                                        "pads[t] = torch.cat([pads[t], draft[:, t:t + 1]], dim=-1)")
+    src = src.replace("    n = seq.shape[-1]\n", "    n = seq.shape[-1]\n    pads = [seq] * lookahead\n")
+    assert found(src, ("HPU003",)) == []

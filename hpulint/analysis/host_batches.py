@@ -62,16 +62,12 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
     if is_marking(iterated):
         return False
     batch = {n for n in target_names(node.target) if n not in counters}
-    if not batch or not moves_its_batch(node.body, batch):
+    if len(batch) != 1 or not moves_its_batch(node.body, batch):
         return False
     if len(batch) != 1:
-        if _may_mark(iterated):
-            return False  # (`loader = pl.ParallelLoader(...).per_device_loader(d) if tpu else plain`)
-        # a batch the target unpacks, `for b, (x, y) in enumerate(loader):`, moved part by part:
-        # the loop moves its batch (the loader gives host tensors: it marks nothing), and its
-        # parts are followed one by one (a part sliced before its move is still the device's
-        # input, see walk_bind._moved_batch_part)
-        return True
+        # (a batch the target unpacks, `for x, y in loader:`, is followed part by part: a part
+        # sliced before its move is still the device's input, see walk_bind._moved_batch_part)
+        return False
     bindings = an.function.bindings
     for n in batch:
         v = bindings.get(n)
@@ -79,6 +75,14 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
             bindings[n] = HostBatch(v)
     an.value_cache.clear()
     return True
+
+
+def moves_unpacked_batch(node: cst.For, iterated, counters: set) -> bool:
+    """The target unpacks the batch (`for b, (x, y) in enumerate(loader):`) and the body moves its
+    parts to the device, and what it iterates is not (in any branch) a marking loader: when the
+    project resolves that loader to a plain one, its batches are host tensors."""
+    batch = {n for n in target_names(node.target) if n not in counters}
+    return len(batch) > 1 and not _may_mark(iterated) and moves_its_batch(node.body, batch)
 
 
 def _may_mark(v) -> bool:

@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from hpulint.analysis.host_batches import bind_host_batch
+from hpulint.analysis.host_batches import bind_host_batch, moves_unpacked_batch
 from hpulint.analysis.int_arith import int_step
 from hpulint.analysis.names import MARKING_LOADERS
 from hpulint.analysis.syntax import child_nodes, code, descendants, last_name, names_in, target_names
@@ -233,6 +233,7 @@ def bind_for_target(an, node: cst.For, loop) -> None:
         and bool(_MINI_BOUND.search(code(source)))
     _bind_iter(an, node.target, node.iter, loop.counters)
     loop.host_batch = bind_host_batch(an, node, loop.iter_value, loop.counters)
+    loop.moves_parts = moves_unpacked_batch(node, loop.iter_value, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`
         bindings = an.function.bindings
         loop.batch_parts = {e.value.value: bindings.get(e.value.value) for e in node.target.elements

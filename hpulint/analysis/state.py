@@ -168,6 +168,7 @@ class Loop:
         # of steps a user waits on, not passes unrolled into one graph
         self.progress = False
         self.host_batch = False  # its body moves the batch it iterates to the device (host_batches)
+        self.moves_parts = False  # ... the parts of the batch its target unpacks (host_batches)
         # its body yields (a generator's decoding loop, `yield tokens` once a token): each pass is
         # one pass of the loop that consumes it, not a part of one call of the function
         self.yields = False

@@ -96,6 +96,7 @@ def summarize(an) -> dict:
                 "inputs": any(p not in ("self", "cls") for p in lp.iterated_params),
                 "env": lp.index in env,
                 "host_batch": lp.host_batch,
+                "moves_parts": lp.moves_parts,
                 "line": None,
             })
         ret = fn.ret_annotation or (join(fn.returns) if fn.returns else None)

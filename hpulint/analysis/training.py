@@ -178,8 +178,13 @@ class TrainingFacts:
             # `for batch in self.train_loader` built elsewhere, in a project whose loader factory
             # wraps its loaders in an MpDeviceLoader (on XLA): that loader may mark the steps
             # (not one whose batches the body moves to the device: those are host tensors)
+            # (one whose unpacked batch the body moves, over a loader the project resolves to a
+            # plain one, iterates host batches: `for b, (x, y) in enumerate(train_loader)` with
+            # `train_loader = DataLoader(...)` passed in)
             v = p.val(info["iter"], p.functions[fid][0])
-            out["loader"] = p.resolve(v).kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth")
+            kind = p.resolve(v).kind
+            out["loader"] = kind in (UNKNOWN, LOADER) and v.tag in ("attr", "param", "ret", "retof", "meth") \
+                and not (info.get("moves_parts") and kind == LOADER)
         seen, todo = set(), [cls[1] for loop, cls, *_ in self.sites[fid]
                               if loop in inner and cls is not None and cls[1] is not None]
         while todo:

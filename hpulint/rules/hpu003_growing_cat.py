@@ -207,7 +207,9 @@ class GrowingCatAccumulator(Rule):
         # the loops around this one whose passes carry the accumulator over (not bound afresh in
         # their pass): `for t in range(lookahead): seq = cat([seq, tok])` inside a speculative
         # round grows the sequence the next round feeds to the models
-        carried_by = [lp for lp in list(loop.chain())[1:] if type(root) is cst.Name
+        # (a plain name: `embs[k] = cat([embs[k], pad])` over an inner loop's `k` pads each of a
+        # list's tensors once, not one accumulator every pass)
+        carried_by = [lp for lp in list(loop.chain())[1:] if type(target) is cst.Name
                       and not an.defined_in_pass(root.value, lp) and not reset_later(lp.node, node, root.value)]
 
         def when():
