@@ -317,3 +317,27 @@ def test_each_tensor_of_a_list_padded_in_an_inner_loop_is_not_one_accumulator():
                                         "pads[t] = torch.cat([pads[t], draft[:, t:t + 1]], dim=-1)")
     src = src.replace("    n = seq.shape[-1]\n", "    n = seq.shape[-1]\n    pads = [seq] * lookahead\n")
     assert found(src, ("HPU003",)) == []
+
+
+# `str.format` of the loss in the training loop reads it on the host, as an f-string does
+FORMAT = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(model, loader, optimizer):
+    for step, batch in enumerate(loader):
+        loss = model(batch)
+        loss.backward()
+        xm.master_print("step:{{}} loss:{{}}".format(step, {arg}))
+        optimizer.step()
+        xm.mark_step()
+"""
+
+
+def test_str_format_of_a_device_tensor_in_a_step_loop_reads_it():
+    assert found(FORMAT.format(arg="loss"), ("HPU005",)) == [("HPU005", 10)]
+
+
+def test_str_format_of_host_numbers_does_not():
+    assert found(FORMAT.format(arg="step * 2"), ("HPU005",)) == []

@@ -119,6 +119,10 @@ class HostSyncEveryStep(Rule):
             elif method == "get_scale" and not node.args and _SCALER.search(last_name(recv) or ""):
                 # torch's GradScaler returns its scale with `.item()` (a host read every call)
                 self._defer(node, "`GradScaler.get_scale()` (it reads the scale with `.item()`)", lambda: True)
+            elif method == "format" and _is_text(recv) and node.args:
+                # `"loss:{}".format(loss)`: str.format reads each tensor argument with `format()`
+                vals = [an.value(a.value) for a in node.args if not a.star]
+                self._report_any(node, "formatting a tensor into a string (`str.format`)", vals)
             elif method == "set_postfix":
                 vals = [an.value(a.value) for a in node.args] + [
                     an.value(el.value) for a in node.args if type(a.value) is cst.Dict
