@@ -341,3 +341,24 @@ def test_str_format_of_a_device_tensor_in_a_step_loop_reads_it():
 
 def test_str_format_of_host_numbers_does_not():
     assert found(FORMAT.format(arg="step * 2"), ("HPU005",)) == []
+
+
+def test_a_loop_over_codebooks_that_hands_each_stage_to_a_sampling_run_is_not_a_step_loop():
+    # (its own body neither slices with its counter nor grows what it carries: the same stages on
+    # every run)
+    src = """
+import torch
+
+
+def sample_stage(model, seq, stage, steps):
+    for t in range(steps):
+        seq = seq + model(seq, stage)
+    return seq
+
+
+def generate(model, seq, codebooks, steps):
+    for stage in range(codebooks):
+        seq = sample_stage(model, seq, stage, steps)
+    return seq
+"""
+    assert found(src, ("HPU001", "HPU003")) == []

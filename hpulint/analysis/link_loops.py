@@ -224,8 +224,8 @@ class StepLoops:
         held = {fid for fid, _ in loops}
         for fid, (mod, f) in self.project.functions.items():
             for i, info in enumerate(f["loops"]):
-                if (fid, i) in loops or not info["carried"] or info["collection"] or info["parts"] \
-                        or info["marks"] or info.get("yields"):
+                if (fid, i) in loops or not info["carried"] or not info.get("own_shapes") or info["collection"] \
+                        or info["parts"] or info["marks"] or info.get("yields"):
                     continue
                 if info["iter"] is not None:
                     it = self.project.resolve(self.project.val(info["iter"], mod))

@@ -19,11 +19,11 @@ import libcst as cst
 
 from hpulint.analysis.host_readers import host_read
 from hpulint.analysis.names import is_env_name
-from hpulint.analysis.syntax import last_name, names_in
+from hpulint.analysis.syntax import child_nodes, last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 67
+VERSION = 68
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -50,6 +50,39 @@ def _feeds(fn, lp) -> list:
     carried = set(lp.carried_names)
     return sorted({c.name for c in fn.calls if c.loop == lp.index and c.name and type(c.node) is cst.Call
                    and any(carried.intersection(names_in(a.value)) for a in c.node.args)})
+
+
+_JOINS = frozenset({"cat", "concat", "concatenate", "stack"})
+
+
+def _shapes_per_pass(lp) -> bool:
+    """The loop's own body (not its nested loops or functions) slices with its counters
+    (`actions[:, i:i + w]`, `x[:, :end]` with `end` made from the counter) or joins a carried name
+    onto itself (`history = torch.cat([history, frame], 1)`): each pass records new shapes or
+    bounds of its own."""
+    body = getattr(lp.node, "body", None)
+    if body is None:
+        return False
+    carried = set(lp.carried_names)
+    stack = list(child_nodes(body))
+    while stack:
+        n = stack.pop()
+        if type(n) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda, cst.ClassDef):
+            continue
+        if type(n) is cst.Subscript and any(
+                type(el.slice) is cst.Slice and any(part is not None and lp.counters.intersection(names_in(part))
+                                                     for part in (el.slice.lower, el.slice.upper))
+                for el in n.slice):
+            return True
+        if type(n) is cst.Assign and len(n.targets) == 1 and type(n.targets[0].target) is cst.Name \
+                and n.targets[0].target.value in carried and type(n.value) is cst.Call \
+                and last_name(n.value.func) in _JOINS and n.value.args \
+                and type(n.value.args[0].value) in (cst.List, cst.Tuple) \
+                and any(type(e.value) is cst.Name and e.value.value == n.targets[0].target.value
+                        for e in n.value.args[0].value.elements):
+            return True
+        stack += child_nodes(n)
+    return False
 
 
 def _env_loops(fn) -> set:
@@ -83,6 +116,7 @@ def summarize(an) -> dict:
                 "carried": bool(lp.carried_vals),
                 # what the carried names hold at the end of a pass (a tensor or not is decided at link)
                 "carried_vals": {n: to_json(v) for n, v in list(zip(lp.carried_names, lp.carried_vals))[:4]},
+                "own_shapes": _shapes_per_pass(lp) if lp.carried_vals else False,
                 # it fills a tensor it reads, at a position its counter names (`idx[:, i, j] = ix`
                 # after `patch = idx[:, i0:i1, j0:j1]`): autoregressive, each pass a new step
                 "fills": bool(lp.fills.intersection(lp.carried_names, lp.reads)),
