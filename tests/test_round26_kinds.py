@@ -362,3 +362,27 @@ def generate(model, seq, codebooks, steps):
     return seq
 """
     assert found(src, ("HPU001", "HPU003")) == []
+
+
+# a debugging helper that prints each parameter's norm: its loop reads the name `norm` only as
+# `torch.linalg.norm`, so it carries nothing from pass to pass (no iterative loop on the device)
+NORMS = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def print_norms(params):
+    text = ""
+    for p in params:
+        {line}
+        text += "{{:.6E}}\\n".format(norm)
+    print(text)
+"""
+
+
+def test_a_name_read_only_after_a_dot_is_not_carried_from_the_last_pass():
+    assert found(NORMS.format(line="norm = torch.linalg.norm(p.data)"), ("HPU005",)) == []
+
+
+def test_a_name_the_pass_reads_before_it_binds_it_is_carried():
+    assert found(NORMS.format(line="norm = norm * 0.9 + torch.linalg.norm(p.data)"), ("HPU005",)) == [("HPU005", 10)]

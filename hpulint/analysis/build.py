@@ -228,6 +228,8 @@ def call_value(an, call: cst.Call) -> Val:
         v = build_calls.known_call(an, qn, call)
         if v is not None:
             return v
+    if type(func) is cst.Attribute and type(func.value) in STRINGS:
+        return V_OTHER  # `"{:.6E}".format(norm)`, `", ".join(names)`: a string (its reads are HPU005's)
     if type(func) is cst.Name and func.value not in an.bound_names():
         b = builtin_call(an, func.value, call)
         if b is not None:

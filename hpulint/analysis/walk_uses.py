@@ -98,6 +98,7 @@ class Uses:
     def _enter_attribute(self, node: cst.Attribute) -> None:
         # `x.new_ones(...)`, `x.shape`, `x.float()`: evidence that parameter x is a tensor
         # (a method only when called: `args.dim` is a field, `x.dim()` a tensor's method)
+        self._attr_names.add(id(node.attr))
         base = node.value
         name = node.attr.value
         if type(base) is not cst.Name:
@@ -177,9 +178,12 @@ class Uses:
 
     def _enter_name(self, node: cst.Name) -> None:
         loop = self.loop
-        if loop is not None and node.value not in loop.assigned and id(node) not in self._stores:
+        if loop is None:
+            return
+        # (`norm = torch.linalg.norm(p)`: the name after a dot reads no `norm` from the last pass)
+        if node.value not in loop.assigned and id(node) not in self._stores and id(node) not in self._attr_names:
             loop.read_before_assign.add(node.value)
-        if loop is not None and id(node) not in self._store_bases:
+        if id(node) not in self._store_bases:
             loop.reads.add(node.value)
 
 

@@ -71,6 +71,7 @@ class Walker(Definitions, Flow, Bindings, Uses, Notes, Imports):
         self.installed: list = []  # (method Val, receiver Val): `types.MethodType(Mixin._sample, model)`
         self._ids: dict = {}  # id(def node) -> fid/cid
         self._stores: set = set()  # ids of Name nodes that are assignment targets
+        self._attr_names: set = set()  # ids of the Name after a dot (`torch.linalg.norm`): no variable read
         self._store_bases: set = set()  # ids of the names a subscript store writes into
         self._called_attrs: set = set()  # ids of Attribute nodes that are a call's callee
         self._arg_lambdas: set = set()  # ids of lambdas passed straight to a call (they run inside it)
