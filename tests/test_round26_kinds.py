@@ -386,3 +386,57 @@ def test_a_name_read_only_after_a_dot_is_not_carried_from_the_last_pass():
 
 def test_a_name_the_pass_reads_before_it_binds_it_is_carried():
     assert found(NORMS.format(line="norm = norm * 0.9 + torch.linalg.norm(p.data)"), ("HPU005",)) == [("HPU005", 10)]
+
+
+# an image logger that walks the dict of sampled images by key and names each file after the key
+LOGGER = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def log_images(images, step):
+    for k in images:
+        img = images[k].float()
+        name = "{{}}_gs-{{:06}}.png".format({arg}, step)
+        torch.save(img, name)
+
+
+def train(model, loader, optimizer):
+    for step, batch in enumerate(loader):
+        loss = model(batch)
+        loss.backward()
+        optimizer.step()
+        log_images(model.sample(batch), step)
+        xm.mark_step()
+"""
+
+
+def test_the_target_of_a_loop_that_indexes_what_it_iterates_is_a_key_not_a_tensor():
+    assert found(LOGGER.format(arg="k"), ("HPU005",)) == []
+    assert found(LOGGER.format(arg="img"), ("HPU005",)) == [("HPU005", 9)]
+
+
+# a pipeline's per-sample preparation: each sample's reference images are encoded by the VAE in a
+# nested loop, and the loop keeps a running maximum of patch counts (a number, not a tensor): once
+# per call, not a step loop
+PREPARE = """
+import torch
+
+
+class Pipeline:
+    def prepare(self, latents: torch.Tensor, refs, batch_size):
+        out, max_patches = [], 0
+        for i in range(batch_size):
+            items = [latents[i].to(self.device)]
+            for img in refs[i]:
+                items.append(self.vae.encode(img).latent_dist.mode())
+            patches = torch.cat(items, dim=0)
+            if patches.shape[0] > max_patches:
+                max_patches = patches.shape[0]
+            out.append(patches)
+        return out, max_patches
+"""
+
+
+def test_a_preparation_loop_that_carries_only_a_running_maximum_is_not_a_step_loop():
+    assert found(PREPARE, ("HPU001",)) == []

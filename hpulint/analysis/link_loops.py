@@ -7,7 +7,10 @@ from typing import Optional
 
 from hpulint.analysis.loop_kinds import holds_modules, numbers_models, runs_own_layers, samples
 from hpulint.analysis.preparation import model_only
-from hpulint.analysis.values import LOADER, MLOADER, TENSOR
+from hpulint.analysis.values import DATA, LOADER, MLOADER, NONE, OTHER, SCALAR, SEQ, SIZE, TENSOR
+
+# what a carried value can be known to be that is no tensor: a number, a string, a host container
+NUMBERS = frozenset({SCALAR, DATA, SEQ, SIZE, OTHER, NONE})
 
 LOADER_PASS = "iterates a data loader"
 
@@ -118,10 +121,11 @@ class StepLoops:
         why = self._model_call(fid, index)
         if why is not None:
             return why
-        if info["carried"]:
+        if info["carried"] and self._carries_maybe_tensor(fid, self.project.functions[fid][0], f, index):
             # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
             # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts
-            # of this loop's step
+            # of this loop's step (the loop carries a tensor: a per-sample preparation loop that
+            # keeps a running maximum of sizes carries only a number)
             for j in sorted(self._inner_loops(fid, index) - {index}):
                 inner = f["loops"][j]
                 if not inner["carried"] and not inner["marks"]:
@@ -247,6 +251,13 @@ class StepLoops:
                 how = "runs a sampling loop" if runs else f"calls {self.called(called[0])}, which runs a sampling loop"
                 out[(fid, i)] = f"{how} each pass and carries `{name}` to the next"
         return loops if out is None else out
+
+    def _carries_maybe_tensor(self, fid: str, mod: str, f: dict, index: int) -> bool:
+        """Loop ``index`` carries a value that may be a tensor (not one known to be a number, a
+        string or a host sequence: `max_len = max(max_len, n)`)."""
+        vals = f["loops"][index].get("carried_vals", {})
+        return not vals or any(self.project.resolve(self.project.val(v, mod)).kind not in NUMBERS
+                               for v in vals.values())
 
     def _carried_tensor(self, fid: str, mod: str, f: dict, index: int) -> Optional[str]:
         """The name of a tensor loop ``index`` carries from pass to pass, if any."""

@@ -232,6 +232,8 @@ def bind_for_target(an, node: cst.For, loop) -> None:
     loop.mini_parts = type(source) is cst.Call and an.qualname(source.func) == "range" \
         and bool(_MINI_BOUND.search(code(source)))
     _bind_iter(an, node.target, node.iter, loop.counters)
+    if type(node.target) is cst.Name and _indexes_itself(node):
+        an._bind(node.target.value, V_OTHER)  # `for k in images: ... images[k]`: a dict's keys
     loop.host_batch = bind_host_batch(an, node, loop.iter_value, loop.counters)
     loop.moves_parts = moves_unpacked_batch(node, loop.iter_value, loop.counters)
     if type(node.target) in (cst.Tuple, cst.List):  # `for ids, mask, idx in loader:`
@@ -328,6 +330,23 @@ def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters:
             an._bind(el.value, V_SCALAR)
         else:
             _bind_elements(an, [el], Elem(item, k))
+
+
+def _indexes_itself(node: cst.For) -> bool:
+    """The body reads what the loop iterates at the target (`for k in images: images[k]`): the
+    loop walks the keys of a mapping, not its values."""
+    it, name = node.iter, node.target.value
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        it = it.func.value
+    if type(it) not in (cst.Name, cst.Attribute):
+        return False
+    text = code(it)
+    for n in descendants(node.body):
+        if type(n) is cst.Subscript and len(n.slice) == 1 and type(n.slice[0].slice) is cst.Index \
+                and type(n.slice[0].slice.value) is cst.Name and n.slice[0].slice.value.value == name \
+                and code(n.value) == text:
+            return True
+    return False
 
 
 def _dict_keys(an, it: cst.BaseExpression) -> bool:

@@ -23,7 +23,7 @@ from hpulint.analysis.syntax import child_nodes, last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 70
+VERSION = 71
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
