@@ -241,3 +241,28 @@ def built_from(assigns: list) -> dict:
 
 def called_names(node: cst.CSTNode) -> set:
     return {c.func.value for c in descendants(node) if type(c) is cst.Call and type(c.func) is cst.Name}
+
+
+def module_callees(module: cst.Module) -> dict:
+    """name -> (FunctionDef, parameters not passed) for what a call by that name runs: the file's
+    module-level functions, and module-level instances of the file's classes (`model = MDSR()`: its
+    `forward`, without `self`)."""
+    out: dict = {}
+    classes: dict = {}
+    assigns = []
+    for st in module.body:
+        if type(st) is cst.FunctionDef:
+            out[st.name.value] = (st, 0)
+        elif type(st) is cst.ClassDef:
+            classes[st.name.value] = st
+        elif type(st) is cst.SimpleStatementLine:
+            assigns += [s for s in st.body if type(s) is cst.Assign]
+    for name, made in built_from(assigns).items():
+        cls = next((c for c in sorted(made) if c in classes and _forward_of(classes[c]) is not None), None)
+        if cls is not None and name not in out:
+            out[name] = (_forward_of(classes[cls]), 1)
+    return out
+
+
+def _forward_of(cls: cst.ClassDef):
+    return next((s for s in cls.body.body if type(s) is cst.FunctionDef and s.name.value == "forward"), None)

@@ -25,7 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from hpulint.analysis.syntax import bound_arguments, child_nodes, code
-from hpulint.rules.compile_forms import built_from
+from hpulint.rules.compile_forms import module_callees
 from hpulint.rules.compiled_region import MANY, counter_values, int_of_counters, names_in
 
 FUNCTIONAL = ("F", "functional", "nn.functional", "torch.nn.functional")
@@ -258,27 +258,6 @@ def specialized_call(rule, call: cst.Call, callee: str, loop, counters: dict, fn
             n, how, upto = hit
             return message(param, kind, said, callee, how, n, rule.limit, upto)
     return None
-
-
-def module_callees(module: cst.Module) -> dict:
-    """name -> (FunctionDef, parameters not passed) for what a call by that name runs: the file's
-    module-level functions, and module-level instances of the file's classes (`model = MDSR()`: its
-    `forward`, without `self`)."""
-    out: dict = {}
-    classes: dict = {}
-    assigns = []
-    for st in module.body:
-        if type(st) is cst.FunctionDef:
-            out[st.name.value] = (st, 0)
-        elif type(st) is cst.ClassDef:
-            classes[st.name.value] = st
-        elif type(st) is cst.SimpleStatementLine:
-            assigns += [s for s in st.body if type(s) is cst.Assign]
-    for name, made in built_from(assigns).items():
-        cls = next((c for c in sorted(made) if c in classes and _forward(classes[c]) is not None), None)
-        if cls is not None and name not in out:
-            out[name] = (_forward(classes[cls]), 1)
-    return out
 
 
 def count_next(fn, node: cst.Call, counts: set) -> Optional[str]:

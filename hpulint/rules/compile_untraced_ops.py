@@ -33,6 +33,13 @@ losses of ``torch.nn.functional``.
 """
 from __future__ import annotations
 
+from typing import Optional
+
+import libcst as cst
+
+from hpulint.analysis.syntax import code
+from hpulint.rules.compiled_region import is_tensor
+
 _SHAPE = "its output shape depends on the data (\"Dynamic shape operator\")"
 _BOOL = "it reads a Python bool from the tensors' values (\"Data dependent operator\")"
 _FIX_SHAPE = "Build it in the eager code and pass it in (a fixed index table as a buffer), or keep the shape static"
@@ -81,3 +88,20 @@ NUMBER_WHY = ("`{name}` takes `{kw}` as a Python number, and a tensor given ther
               "(\"Data dependent operator\")")
 FIX_NUMBER = ("Pass a Python float (read it once in the eager code), or do that part with tensor arithmetic "
               "(`low + (high - low) * torch.rand(shape)` for a uniform draw)")
+
+
+def number_argument(an, node: cst.Call, method: str) -> Optional[tuple]:
+    """(what is said, why, check) for the first argument of ``method`` that torch takes as a
+    Python number and that is given an expression (`t.uniform_(self.low, self.high)` with buffers,
+    `F.dropout(x, p_tensor)`); the check says, after the link, whether it is a tensor."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    for pos, kw in NUMBER_ARGS[method]:
+        arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == kw), None)
+        if arg is None and pos is not None and pos < len(positional):
+            arg = positional[pos].value
+        if arg is None or type(arg) in (cst.Integer, cst.Float, cst.UnaryOperation):
+            continue
+        v = an.value(arg)
+        return (f"`{code(arg)}` given to `.{method}()`", NUMBER_WHY.format(name=method, kw=kw),
+                lambda v=v: an.is_device_tensor(v) or is_tensor(an, v))
+    return None

@@ -43,8 +43,8 @@ from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
 from hpulint.rules.compile_numpy_draws import FIX_NP, FIX_NP_UNTRACED, NP_UNTRACED, NP_UNTRACED_WHY, np_random_break
-from hpulint.rules.compile_untraced_ops import (FIX_NUMBER, FIX_PINNED, FIX_RANDOM_, NUMBER_ARGS, NUMBER_WHY, PINNED_WHY,
-                                                RANDOM_WHY, TORCH_UNTRACED, VALUE_METHODS)
+from hpulint.rules.compile_untraced_ops import (FIX_NUMBER, FIX_PINNED, FIX_RANDOM_, NUMBER_ARGS, PINNED_WHY, RANDOM_WHY,
+                                                TORCH_UNTRACED, VALUE_METHODS, number_argument)
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
@@ -275,7 +275,9 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                 said = "`.random_()`"
                 self._report(node, said, FIX_RANDOM_, lambda: maybe_tensor(an, recv), subject=lambda: (said, RANDOM_WHY))
             elif method in NUMBER_ARGS and (not qn.startswith("torch.") or qn.startswith(FUNCTIONAL_NS)):
-                self._number_args(node, method)
+                hit = number_argument(an, node, method)  # a tensor where torch takes a number
+                if hit is not None:
+                    self._report(node, hit[0], FIX_NUMBER, hit[2], subject=lambda hit=hit: hit[:2])
             elif method in VALUE_METHODS and not node.args:
                 # "torch.* op returned non-Tensor": a Python value from the tensor (measured: a break)
                 said, why = f"`.{method}()`", PINNED_WHY.format(name=method)
@@ -400,24 +402,6 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             self._report(node, None, None, lambda: disabled_callee(an, fid, node) is not None
                          or module_call(fn, built, node.func) is not None,
                          subject=lambda: _callee(an, built, fn, node))
-
-    def _number_args(self, node: cst.Call, method: str) -> None:
-        """A tensor given where torch takes a Python number (`t.uniform_(self.low, self.high)` with
-        buffers, `F.dropout(x, p_tensor)`): read with `.item()`, a break (compile_untraced_ops)."""
-        an = self.an
-        positional = [a for a in node.args if a.keyword is None and not a.star]
-        for pos, kw in NUMBER_ARGS[method]:
-            arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == kw), None)
-            if arg is None and pos is not None and pos < len(positional):
-                arg = positional[pos].value
-            if arg is None or type(arg) in (cst.Integer, cst.Float, cst.UnaryOperation):
-                continue
-            v = an.value(arg)
-            said = f"`{code(arg)}` given to `.{method}()`"
-            why = NUMBER_WHY.format(name=method, kw=kw)
-            self._report(node, said, FIX_NUMBER, lambda v=v: an.is_device_tensor(v) or is_tensor(an, v),
-                         subject=lambda said=said, why=why: (said, why))
-            return
 
     def _after_first_break(self, fn) -> bool:
         """A `@contextmanager` generator that already has a finding: Dynamo does not resume
