@@ -63,10 +63,9 @@ def bind_host_batch(an, node: cst.For, iterated, counters: set) -> bool:
         return False
     batch = {n for n in target_names(node.target) if n not in counters}
     if len(batch) != 1 or not moves_its_batch(node.body, batch):
-        return False
-    if len(batch) != 1:
         # (a batch the target unpacks, `for x, y in loader:`, is followed part by part: a part
-        # sliced before its move is still the device's input, see walk_bind._moved_batch_part)
+        # sliced before its move is still the device's input, see walk_bind._moved_batch_part;
+        # whether the loop moves it is `moves_unpacked_batch`)
         return False
     bindings = an.function.bindings
     for n in batch:

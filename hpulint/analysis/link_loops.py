@@ -223,7 +223,10 @@ class StepLoops:
         `for frame_idx in range(n): ... for step_idx in range(k): model(...)`, then `history =
         torch.cat([history, frame], 1)`): each pass's own ops (the slices its counter bounds, the
         history it grows) are recorded into that pass's first step, so the loop is a step loop of
-        its own. Not a loop over data, prompts or a collection, nor one that trains or marks."""
+        its own. Only when its own body slices with its counter or grows what it carries (the
+        summary's ``own_shapes``: a loop over a model's codebooks that hands each stage to a
+        sampling run is not, the same stages every run). Not a loop over data, prompts or a
+        collection, nor one that trains or marks."""
         out = None
         held = {fid for fid, _ in loops}
         for fid, (mod, f) in self.project.functions.items():
