@@ -121,7 +121,7 @@ class StepLoops:
         why = self._model_call(fid, index)
         if why is not None:
             return why
-        if info["carried"] and self._carries_maybe_tensor(fid, self.project.functions[fid][0], f, index):
+        if info["carried"] and self._carries_maybe_tensor(self.project.functions[fid][0], f, index):
             # a denoising loop that calls the UNet once per prompt in a nested loop (`for j in
             # range(n_prompts): preds.append(unet(x, t, emb[j:j + 1]))`): the nested passes are parts
             # of this loop's step (the loop carries a tensor: a per-sample preparation loop that
@@ -246,7 +246,7 @@ class StepLoops:
                           and cls[1] != fid and all(model_only(r) for (g, _), r in loops.items() if g == cls[1])]
                 if not runs and not called:
                     continue
-                name = self._carried_tensor(fid, mod, f, i)
+                name = self._carried_tensor(mod, f, i)
                 if name is None:
                     continue
                 if out is None:
@@ -255,19 +255,20 @@ class StepLoops:
                 out[(fid, i)] = f"{how} each pass and carries `{name}` to the next"
         return loops if out is None else out
 
-    def _carries_maybe_tensor(self, fid: str, mod: str, f: dict, index: int) -> bool:
+    def _carried_kinds(self, mod: str, f: dict, index: int) -> dict:
+        """name -> kind of what loop ``index`` carries from pass to pass (resolved at the link)."""
+        return {name: self.project.resolve(self.project.val(v, mod)).kind
+                for name, v in sorted(f["loops"][index].get("carried_vals", {}).items())}
+
+    def _carries_maybe_tensor(self, mod: str, f: dict, index: int) -> bool:
         """Loop ``index`` carries a value that may be a tensor (not one known to be a number, a
         string or a host sequence: `max_len = max(max_len, n)`)."""
-        vals = f["loops"][index].get("carried_vals", {})
-        return not vals or any(self.project.resolve(self.project.val(v, mod)).kind not in NUMBERS
-                               for v in vals.values())
+        kinds = self._carried_kinds(mod, f, index)
+        return not kinds or any(k not in NUMBERS for k in kinds.values())
 
-    def _carried_tensor(self, fid: str, mod: str, f: dict, index: int) -> Optional[str]:
+    def _carried_tensor(self, mod: str, f: dict, index: int) -> Optional[str]:
         """The name of a tensor loop ``index`` carries from pass to pass, if any."""
-        for name, v in sorted(f["loops"][index].get("carried_vals", {}).items()):
-            if self.project.resolve(self.project.val(v, mod)).kind == TENSOR:
-                return name
-        return None
+        return next((name for name, k in self._carried_kinds(mod, f, index).items() if k == TENSOR), None)
 
     def _model_call(self, fid: str, index: int, with_counter: bool = False) -> Optional[str]:
         """Why loop ``index`` calls a model on every pass; ``with_counter``: only by a call it passes

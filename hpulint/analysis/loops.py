@@ -332,12 +332,17 @@ def _bind_iter(an, target: cst.BaseExpression, it: cst.BaseExpression, counters:
             _bind_elements(an, [el], Elem(item, k))
 
 
+def _mapping(it: cst.BaseExpression) -> cst.BaseExpression:
+    """What `for k in m` or `for k in m.keys()` walks the keys of."""
+    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
+        return it.func.value
+    return it
+
+
 def _indexes_itself(node: cst.For) -> bool:
     """The body reads what the loop iterates at the target (`for k in images: images[k]`): the
     loop walks the keys of a mapping, not its values."""
-    it, name = node.iter, node.target.value
-    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
-        it = it.func.value
+    it, name = _mapping(node.iter), node.target.value
     if type(it) not in (cst.Name, cst.Attribute):
         return False
     text = code(it)
@@ -351,8 +356,7 @@ def _indexes_itself(node: cst.For) -> bool:
 
 def _dict_keys(an, it: cst.BaseExpression) -> bool:
     """`grads`, `grads.keys()` of a dict this function made: iterating it gives its keys."""
-    if type(it) is cst.Call and not it.args and type(it.func) is cst.Attribute and it.func.attr.value == "keys":
-        it = it.func.value
+    it = _mapping(it)
     return type(it) is cst.Name and it.value in an.function.dict_names
 
 

@@ -230,6 +230,16 @@ def is_true(node: Optional[cst.BaseExpression]) -> bool:
     return type(node) is cst.Name and node.value == "True"
 
 
+def argument(call: cst.Call, pos: Optional[int], name: str) -> Optional[cst.BaseExpression]:
+    """The argument given by keyword ``name``, else the positional one at ``pos`` (None, or a
+    negative index: keyword only), else None."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[pos].value if pos is not None and 0 <= pos < len(positional) else None
+
+
 def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
     for a in call.args:
         if a.keyword is not None and a.keyword.value == name:

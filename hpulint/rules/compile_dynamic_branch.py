@@ -29,7 +29,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import child_nodes, code, descendants
+from hpulint.analysis.syntax import argument, child_nodes, code, descendants
 from hpulint.rules.compile_modulo_branch import modulo_test
 from hpulint.rules.compiled_region import compiled_why
 
@@ -111,7 +111,7 @@ def argument_values(call: cst.Call, index: int, param: str, loop, params, calls:
     """The numbers the argument for ``param`` (position ``index``) of ``call`` takes: a loop target
     over literal numbers, or a parameter of the calling function (``params``) that its callers give
     by keyword in such a loop (``calls``: (call, callee, loop, counters) of the file's loops)."""
-    arg = _arg(call, index, param)
+    arg = argument(call, index, param)
     if type(arg) is not cst.Name:
         return None
     hit = literal_numbers(loop, arg.value) if loop is not None else None
@@ -120,7 +120,7 @@ def argument_values(call: cst.Call, index: int, param: str, loop, params, calls:
     if arg.value not in params:
         return None
     for outer, _, lp, _ in calls:
-        given = _arg(outer, -1, arg.value)
+        given = argument(outer, -1, arg.value)
         if type(given) is cst.Name:
             hit = literal_numbers(lp, given.value)
             if hit is not None:
@@ -323,11 +323,3 @@ def _sized(node) -> Optional[str]:
             and type(node.func.value) is cst.Name and node.args:
         return node.func.value.value
     return None
-
-
-def _arg(call: cst.Call, index: int, name: str):
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == name:
-            return a.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if 0 <= index < len(positional) else None

@@ -32,10 +32,10 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code
+from hpulint.analysis.syntax import argument, code
 from hpulint.rules.compile_forms import is_size
 from hpulint.rules.compile_shape_windows import _assigned, _from_size
-from hpulint.rules.compile_specialized import INT_ARGS, _arg
+from hpulint.rules.compile_specialized import INT_ARGS
 from hpulint.rules.compiled_region import MANY, counter_values, drawn_sizes
 
 MESSAGE = (
@@ -82,7 +82,7 @@ def size_specializer(an, node: cst.Call) -> Optional[tuple]:
         # `torch.triu_indices(n, n, 1)` with `n = scores.shape[0]`, `torch.linspace(-1, 1, w)`
         assigned = _assigned(fn.node)
         for pos, kw in INT_ARGS[leaf]:
-            arg = _arg(node, pos, kw)
+            arg = argument(node, pos, kw)
             if arg is not None and _from_size(arg, assigned, 0):
                 return "int", f"`{_short(node)}`"
         return None

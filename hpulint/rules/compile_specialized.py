@@ -24,7 +24,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import bound_arguments, child_nodes, code
+from hpulint.analysis.syntax import argument, bound_arguments, child_nodes, code
 from hpulint.rules.compile_forms import module_callees
 from hpulint.rules.compiled_region import MANY, counter_values, int_of_counters, names_in
 
@@ -118,14 +118,14 @@ def specialized_uses(fn: cst.FunctionDef, targets: set, lists: frozenset = froze
         elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in FLOAT_ARGS \
                 and code(n.func.value) in FUNCTIONAL:
             pos, kw = FLOAT_ARGS[n.func.attr.value]
-            arg = _arg(n, pos, kw)
+            arg = argument(n, pos, kw)
             if arg is not None and code(arg) in targets:
                 said = f"{code(n.func)}({kw}=...)"
                 out.setdefault(code(arg), ("float", said))
         elif type(n) is cst.Call and type(n.func) is cst.Attribute and n.func.attr.value in INT_ARGS \
                 and code(n.func.value) in INT_NAMESPACES:
             for pos, kw in INT_ARGS[n.func.attr.value]:
-                arg = _arg(n, pos, kw)
+                arg = argument(n, pos, kw)
                 if arg is not None and code(arg) in targets:
                     out.setdefault(code(arg), ("int", f"{code(n.func)}({kw}=...)"))
     return out
@@ -339,14 +339,6 @@ def _iterated(it: cst.BaseExpression, targets: set) -> set:
     if type(it) is cst.Call and type(it.func) is cst.Name and it.func.value in ITERATORS:
         return {code(a.value) for a in it.args if code(a.value) in targets}
     return set()
-
-
-def _arg(call: cst.Call, pos, kw: str):
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == kw:
-            return a.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[pos].value if pos is not None and pos < len(positional) else None
 
 
 def _literal(node, literals: dict):

@@ -32,6 +32,7 @@ from typing import Optional
 
 import libcst as cst
 
+from hpulint.analysis.syntax import bound_arguments
 from hpulint.rules.compiled_region import MANY, code_of, counter_values, names_in, recompiles_text
 
 BUMP = (
@@ -233,8 +234,6 @@ def helper_call_toggles(calls: list, helpers: dict) -> list:
     """Toggles (as ``unfreeze_findings`` takes them) for calls in loops of helpers that toggle a part
     picked by a parameter, given an argument the loop counter makes (`freeze_bn_upto(model,
     epoch - 1)`): the receiver is the owner's argument, the extra names the picker's."""
-    from hpulint.analysis.syntax import bound_arguments
-
     out = []
     for node, callee, loop, counters in calls:
         for params, owners, pickers, kind, first in helpers.get(callee, ()):

@@ -37,12 +37,11 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code
+from hpulint.analysis.syntax import argument, code
 from hpulint.rules.compiled_region import is_tensor
 
 _SHAPE = "its output shape depends on the data (\"Dynamic shape operator\")"
 _BOOL = "it reads a Python bool from the tensors' values (\"Data dependent operator\")"
-_FIX_SHAPE = "Build it in the eager code and pass it in (a fixed index table as a buffer), or keep the shape static"
 _FIX_BOOL = "Compute it in the eager code around the compiled call, or with tensor ops that keep no Python bool"
 
 # qualified name -> (why Dynamo breaks the graph there, fix)
@@ -94,11 +93,8 @@ def number_argument(an, node: cst.Call, method: str) -> Optional[tuple]:
     """(what is said, why, check) for the first argument of ``method`` that torch takes as a
     Python number and that is given an expression (`t.uniform_(self.low, self.high)` with buffers,
     `F.dropout(x, p_tensor)`); the check says, after the link, whether it is a tensor."""
-    positional = [a for a in node.args if a.keyword is None and not a.star]
     for pos, kw in NUMBER_ARGS[method]:
-        arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == kw), None)
-        if arg is None and pos is not None and pos < len(positional):
-            arg = positional[pos].value
+        arg = argument(node, pos, kw)
         if arg is None or type(arg) in (cst.Integer, cst.Float, cst.UnaryOperation):
             continue
         v = an.value(arg)

@@ -67,6 +67,7 @@ CALL_MESSAGE = (
 # is a tensor's (`alphabar[i].sqrt()`)
 TENSOR_MATH = frozenset({"sqrt", "rsqrt", "exp", "log", "log1p", "expm1", "sigmoid", "reciprocal"})
 
+
 class LoopIteratorConstant(Rule):
     code = "HPU001"
     name = "loop-iterator-constant"
