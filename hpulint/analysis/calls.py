@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hpulint.analysis.cuda import hard_wires_cuda
 from hpulint.analysis.dead import why_never
 from hpulint.analysis.guards import NEVER
 from hpulint.analysis.int_arith import clamped, is_int_arith
@@ -73,6 +74,8 @@ def record_call(an, node: cst.Call) -> None:
     elif qn in ("functools.partial", "partial") and node.args and an.qualname(node.args[0].value) == "torch.compile":
         # `compile_static = functools.partial(torch.compile, dynamic=False)`: a compile wrapper
         an.note_compile("calls functools.partial(torch.compile, ...)")
+    if name in ("cuda", "to") and fn.cuda_wired is None:
+        fn.cuda_wired = hard_wires_cuda(an, node)
     if type(func) is cst.Attribute:
         if name == "update" and loop is not None and _PROGRESS.search(last_name(func.value) or ""):
             loop.progress = True  # `progress_bar.update()` once a pass

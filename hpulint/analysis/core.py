@@ -66,6 +66,7 @@ class Analysis(Walker):
             fn.model_reason = info["model"]
             fn.compiled_reason = info["compiled"]
             fn.eager_reason = info.get("eager")
+            fn.cuda_reason = info.get("cuda")
             fn.compiled_optionally = info.get("optional", False)
             fn.target_info = info["target"]
             fn.counter_reasons = info["counters"]
@@ -318,8 +319,8 @@ class Analysis(Walker):
         """Whether code in ``fn`` can run in lazy mode (after bind): not when Dynamo traces it
         (unless only an optional compile reaches it), nor when it runs eagerly next to compiled
         code (see ``Linked._eager``)."""
-        if getattr(fn, "eager_reason", None):
-            return False
+        if getattr(fn, "eager_reason", None) or getattr(fn, "cuda_reason", None):
+            return False  # (code written for CUDA only runs on no lazy device: analysis.cuda)
         return not getattr(fn, "compiled_reason", None) or getattr(fn, "compiled_optionally", False)
 
     # --- loops and functions -------------------------------------------------------------------

@@ -86,6 +86,7 @@ def answer_for(linked, key: tuple):
             "model": linked.calls_model.get(fid),
             "compiled": linked.compiled.get(fid),
             "eager": linked.eager.get(fid),
+            "cuda": linked.cuda_only.get(fid),
             "optional": fid in linked.compiled and fid not in linked.compiled_unconditionally,
             "target": list(target) if target else None,
             "counters": dict(sorted(linked.counter_params.get(fid, {}).items())),

@@ -28,6 +28,7 @@ from hpulint.analysis.calls import PROPERTY_READ
 from hpulint.analysis.link_counters import CounterFacts
 from hpulint.analysis.link_loops import LOADER_PASS, StepLoops
 from hpulint.analysis.link_targets import TargetsAndRegions
+from hpulint.analysis.cuda import cuda_bound
 from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import without_preparation
@@ -78,6 +79,8 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
         self.always_compiled: set = set()
         # and everything those roots (and decorated functions) reach: compiled on every path
         self.compiled_unconditionally: set = set()
+        # fid -> why it runs on CUDA only (no lazy device: see analysis.cuda)
+        self.cuda_only: dict = cuda_bound(project, target)
         self._classify_sites()
         self._steps_and_models()
         self._hot_and_loops()

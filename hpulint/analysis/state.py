@@ -89,6 +89,7 @@ class Scope:
         self.cls = cls  # for methods: the class they belong to
         self.bindings: dict = {}  # name -> Val, in source order (the last assignment wins)
         self.params: list = []
+        self.cuda_wired: Optional[str] = None  # `x.cuda()` with nothing choosing the device (analysis.cuda)
         self.early_guards = 0  # `if is_xla(): return ...` at its top: branches pushed for the rest
         # `ignore_cache_position = True` at its top level: names bound to a bool literal, until
         # they are bound again (a later `if ignore_cache_position is False:` is dead code)

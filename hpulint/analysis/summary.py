@@ -23,7 +23,7 @@ from hpulint.analysis.syntax import child_nodes, last_name, names_in
 from hpulint.analysis.value_json import to_json
 from hpulint.analysis.values import SEQ_TENSOR, V_SEQ_TENSOR, V_UNKNOWN, Named, Used, join
 
-VERSION = 71
+VERSION = 72
 
 
 def body_marks(facts, loader_marks: bool = False) -> list:
@@ -150,6 +150,7 @@ def summarize(an) -> dict:
             "cls": fn.cls.cid if fn.cls is not None else None,
             "params": fn.params,
             "evidence": fn.evidence,
+            "cuda": fn.cuda_wired,
             "defaults": {k: to_json(v) for k, v in fn.defaults.items()},
             "ret": to_json(ret) if ret is not None else None,
             "marks": body_marks(fn.facts),

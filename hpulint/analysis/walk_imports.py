@@ -68,6 +68,9 @@ class Imports:
             self.evidence.setdefault("deepspeed", "imports deepspeed")
         if module.startswith("habana_frameworks"):
             self.evidence.setdefault("hpu", "imports habana_frameworks")
+            if module.startswith("habana_frameworks.torch.gpu_migration"):
+                # Gaudi's GPU Migration toolkit: `.cuda()` and `device="cuda"` run on the hpu
+                self.evidence.setdefault("gpu-migration", "imports habana_frameworks.torch.gpu_migration")
         elif module == "optimum.habana" or module.startswith("optimum.habana."):
             # Hugging Face's Gaudi library (`GaudiTrainer`, `GaudiConfig`): the script runs on hpu
             self.evidence.setdefault("hpu", "imports optimum.habana")
