@@ -110,3 +110,85 @@ def test_a_cuda_project_with_no_lazy_device_is_still_checked(tmp_path, capsys, m
     got = lint_project(tmp_path, {"metrics.py": METRIC, "samplers/cuda_sampler.py": CUDA_SAMPLER},
                        capsys, monkeypatch)
     assert got == ["metrics.py:10:18:HPU005", "samplers/cuda_sampler.py:20:21:HPU001"]
+
+
+# a TPU trainer that logs on an interval or on the first few steps, iterating a name bound to
+# `enumerate(...)` on either branch (the counter is the first target all the same)
+XLA_LOG = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def train(model, loader, opt, logger, log_freq, fast):
+    if fast:
+        batches = enumerate(loader)
+    else:
+        batches = enumerate(logger.log_every(loader))
+    for it, (x, y) in batches:
+        loss = model(x, y)
+        loss.backward()
+        xm.optimizer_step(opt)
+        xm.mark_step()
+        if it % log_freq == 0 or it {test}:
+            logger.update(loss=loss.item())
+"""
+
+
+def test_a_log_on_an_interval_or_the_first_steps_is_a_logging_interval(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"train.py": XLA_LOG.format(test="< 5")}, capsys, monkeypatch)
+    assert got == []
+
+
+def test_a_log_on_most_steps_is_no_logging_interval(tmp_path, capsys, monkeypatch):
+    # `it < 1000` holds on a thousand steps, and `it >= 5` on all but five
+    for test in ("< 1000", ">= 5"):
+        got = lint_project(tmp_path, {"train.py": XLA_LOG.format(test=test)}, capsys, monkeypatch)
+        assert got == ["train.py:17:32:HPU005"], test
+
+
+# class-image generation before a DreamBooth run: each pass is a whole pipeline call, and the
+# batch's index (a device tensor after `accelerator.prepare`) only names the image file it saves
+CLASS_IMAGES = """
+import hashlib
+
+import habana_frameworks.torch.core as htcore
+from torch.utils.data import DataLoader
+
+
+def generate(pipeline, dataset, accelerator, out_dir):
+    loader = accelerator.prepare(DataLoader(dataset, batch_size=4))
+    for example in loader:
+        images = pipeline(example["prompt"]).images
+        htcore.mark_step()
+        for i, image in enumerate(images):
+            digest = hashlib.sha1(image.tobytes()).hexdigest()
+            name = out_dir / f"{example['index'][i]}-{digest}.jpg"
+            USE
+"""
+
+
+def test_a_copy_that_names_the_file_a_pass_saves_is_its_output(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"gen.py": CLASS_IMAGES.replace("USE", "image.save(name)")}, capsys, monkeypatch)
+    assert got == []
+
+
+def test_a_copy_formatted_into_a_log_line_is_still_a_read(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"gen.py": CLASS_IMAGES.replace("USE", "print(name)")}, capsys, monkeypatch)
+    assert got == ["gen.py:15:32:HPU005"]
+
+
+def test_a_tpu_ports_cuda_trainer_is_still_checked(tmp_path, capsys, monkeypatch):
+    # a TPU port keeps its CUDA trainer beside the XLA one: no GPU Migration switch exists there, and
+    # the CUDA trainer is the code being ported
+    xla_train = TRAIN.replace("import habana_frameworks.torch.core as htcore\n",
+                              "import torch_xla.core.xla_model as xm\n").replace("htcore.mark_step()", "xm.mark_step()") \
+        .replace('"hpu"', "xm.xla_device()")
+    got = lint_project(tmp_path, {"train_tpu.py": xla_train, "metrics.py": METRIC}, capsys, monkeypatch)
+    assert got == ["metrics.py:10:18:HPU005"]
+
+
+def test_a_move_to_cuda_on_one_branch_only_leaves_the_function_checked(tmp_path, capsys, monkeypatch):
+    branch = METRIC.replace('    net = net.to("cuda")\n', "").replace(
+        "d = net(a.cuda()) - net(b.cuda())", "d = net(a) - net(b)\n        if d.dim() > 3:\n            d = d.cuda()")
+    got = lint_project(tmp_path, {"train.py": TRAIN, "metrics.py": branch}, capsys, monkeypatch)
+    assert got == ["metrics.py:11:18:HPU005"]

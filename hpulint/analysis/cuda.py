@@ -7,17 +7,21 @@ in the model's script, which maps ``torch.cuda`` and ``device="cuda"`` to the hp
 cannot run on the lazy device, so the lazy-mode rules stay quiet there.
 
 Walk side (:func:`hard_wires_cuda`): a function *hard-wires CUDA* when it calls ``x.cuda()``,
-``x.to("cuda")`` or ``x.to(torch.device("cuda"))`` where nothing in the function chooses the
-device: not in a conditional expression, and not under an ``if`` whose test names a device or
-a GPU flag (``if use_gpu:``, ``if torch.cuda.is_available():``); ``if attr.device !=
-torch.device("cuda"):`` moves the value to CUDA whatever it was, so it does not choose.
+``x.to("cuda")`` or ``x.to(torch.device("cuda"))`` on every path: not in a conditional
+expression, and under no ``if`` but a type test (``if type(attr) == torch.Tensor:``) or
+``if attr.device != torch.device("cuda"):``, which moves the value to CUDA whatever it was.
+A move under any other test (``if use_gpu:``, ``if prev_t.size != 1:``) may be a branch the
+lazy device never takes.
 
 Link side (:func:`cuda_bound`): a function runs on CUDA only when it (or, for a method, any
 method of its class: a sampler whose ``register_buffer`` moves every schedule tensor to CUDA)
-hard-wires CUDA, its file has no hpu or xla evidence of its own, no file of its model's folder
-(the nearest folder with a ``requirements.txt``, ``setup.py``... up to the project root) imports
-the GPU Migration toolkit, another file of the project does target a lazy device, and no target
-is configured (a configured target says the code runs there).
+hard-wires CUDA, its file has no hpu or xla evidence of its own, its model's folder (the
+nearest folder with a ``requirements.txt``, ``setup.py``... up to the project root) holds Gaudi
+code (a file with hpu evidence) and no file importing the GPU Migration toolkit, and no target
+is configured (a configured target says the code runs there). On Gaudi the toolkit is how CUDA
+code is meant to run (Intel's "GPU Migration Toolkit" page); a Gaudi model folder that does not
+import it keeps its CUDA-only scripts as leftovers. A TPU port has no such switch, and its CUDA
+trainer is often the code a user is porting: it stays checked.
 """
 from __future__ import annotations
 
@@ -32,7 +36,6 @@ from hpulint.analysis.syntax import keyword, one_line, string_value
 
 MIGRATION = "habana_frameworks.torch.gpu_migration"
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
-_GPU_WORDS = ("cuda", "gpu", "device", "hpu", "xla", "tpu", "cpu", "accelerat")
 
 
 def _cuda_literal(node) -> bool:
@@ -71,9 +74,17 @@ def hard_wires_cuda(an, node: cst.Call) -> Optional[str]:
         dev = device_predicate(test)
         if dev is not None and dev == ("cuda", False) and b.in_body:
             continue  # `if attr.device != torch.device("cuda"): attr = attr.to(torch.device("cuda"))`
-        if dev is not None or any(w in one_line(test).lower() for w in _GPU_WORDS):
-            return None
+        if b.in_body and _type_test(test):
+            continue  # `if type(attr) == torch.Tensor:`, `if isinstance(v, torch.Tensor):`
+        return None  # a branch: it may not run on the device the project targets
     return one_line(node, 60)
+
+
+def _type_test(test) -> bool:
+    if type(test) is cst.Call and type(test.func) is cst.Name and test.func.value == "isinstance":
+        return True
+    return type(test) is cst.Comparison and type(test.left) is cst.Call and type(test.left.func) is cst.Name \
+        and test.left.func.value == "type"
 
 
 # --- link ------------------------------------------------------------------------------------
@@ -95,7 +106,7 @@ def cuda_bound(project, configured_target: str) -> dict:
     if configured_target not in ("auto", None, ""):
         return {}
     mods = project.modules
-    if not any("hpu" in s.get("evidence", {}) or "xla" in s.get("evidence", {}) for s in mods.values()):
+    if not any("hpu" in s.get("evidence", {}) for s in mods.values()):
         return {}
     wired = {fid: f.get("cuda") for fid, (_, f) in project.functions.items() if f.get("cuda")}
     if not wired:
@@ -106,6 +117,8 @@ def cuda_bound(project, configured_target: str) -> dict:
     root = _common(paths.values())
     migrated = {model_folder(str(paths[mod].parent), root) for mod, s in mods.items()
                 if "gpu-migration" in s.get("evidence", {}) and mod in paths}
+    gaudi = {model_folder(str(paths[mod].parent), root) for mod, s in mods.items()
+             if "hpu" in s.get("evidence", {}) and mod in paths}
     by_class = {}
     for cid, (_, c) in project.classes.items():
         got = next(((f, wired[f]) for f in c["methods"].values() if f in wired), None)
@@ -118,7 +131,8 @@ def cuda_bound(project, configured_target: str) -> dict:
         if got is None or mod not in paths:
             continue
         ev = mods[mod].get("evidence", {})
-        if "hpu" in ev or "xla" in ev or model_folder(str(paths[mod].parent), root) in migrated:
+        folder = model_folder(str(paths[mod].parent), root)
+        if "hpu" in ev or "xla" in ev or folder in migrated or folder not in gaudi:
             continue
         where = project.functions[got[0]][1]["name"]
         out[fid] = f"`{got[1]}` in {where}() puts it on CUDA, and nothing in its folder imports {MIGRATION}"

@@ -85,6 +85,20 @@ def unit_names(module: cst.Module, set_globals: set) -> frozenset:
     return frozenset(n for n, (k, one) in counts.items() if k == 1 and one and n not in set_globals)
 
 
+FIRST_STEPS = 100  # `step < 5` holds on the first few steps: at most this many
+
+
+def _first_steps(counter: cst.BaseExpression, bound: cst.BaseExpression, counters: set) -> bool:
+    """`counter < 5` (or `<=`): a loop counter, or a step count kept by hand, under a small int
+    literal: the test holds on that many steps only (not `step < args.warmup_steps`, which may be
+    most of the run)."""
+    if type(bound) is not cst.Integer or int(bound.evaluated_value) > FIRST_STEPS:
+        return False
+    if type(counter) is cst.Name and counter.value in counters:
+        return True
+    return type(counter) in (cst.Name, cst.Attribute) and bool(_STEP_NAME.match(last_name(counter) or ""))
+
+
 def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset(), units=frozenset()) -> bool:
     """True for tests that hold on few steps: `x % k == 0`, `not x % k`, `i == 0`, `step == last`,
     `should_log`, `finished`, a name in ``flags``, and `and`/`or` of those (an `and` needs one, an
@@ -111,7 +125,11 @@ def is_interval_test(test: cst.BaseExpression, counters: set, flags=frozenset(),
             # `(step * n_cores) % log_step < n_cores`: the first few steps of each period, a
             # window as wide as the step's stride (once a period, counted per core)
             return True
+        if type(op) in (cst.LessThan, cst.LessThanEqual) and _first_steps(sides[0], sides[1], counters):
+            return True  # `data_iter_step < 5`: the first few steps only
         if type(op) in (cst.GreaterThanEqual, cst.GreaterThan):
+            if _first_steps(sides[1], sides[0], counters):
+                return True  # `5 > step`
             if _reads_clock(sides[0]):
                 return True  # `time.time() - last_save >= every`: once in a while, by the clock
             # `global_step >= args.max_steps`: holds once the run is over (then it stops)

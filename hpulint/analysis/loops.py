@@ -49,6 +49,10 @@ def _counters(an, target: cst.BaseExpression, it: cst.BaseExpression) -> list:
         return [target.value]
     if arity > 1 and type(target) in (cst.Tuple, cst.List) and len(target.elements) == arity:
         return [e.value.value for e in target.elements if type(e.value) is cst.Name]
+    if type(it) is cst.Name and it.value in an.function.enumerated \
+            and type(target) in (cst.Tuple, cst.List) and target.elements:
+        first = target.elements[0].value  # `iterator = enumerate(loader)`, `for step, batch in iterator:`
+        return [first.value] if type(first) is cst.Name else []
     if type(it) is not cst.Call:
         return []
     qn = an.qualname(it.func) or ""

@@ -12,6 +12,8 @@ output. Such a copy is recognised by where its value goes, read from the code th
 - into names whose every later use in the pass is such a call, or a `for` loop over them whose
   body only builds host records (no `if`/`while` on what it reads);
 - into an image (`Image.fromarray(a)`): the product itself, whatever is done with it next;
+- into a string that goes out (`f"{example['index'][i]}-{digest}.jpg"` as the name of the image
+  file the pass saves);
 - through host work on the way: arithmetic, NumPy casts and layout, einops' `rearrange`, and
   functions that take it and return no device value (`put_watermark(img)`);
 - returned whole by a helper (`def to_numpy(t): return t.cpu().numpy()`) that only inference
@@ -101,7 +103,8 @@ class _Flow:
                 continue
             if type(parent) in (cst.Subscript, cst.BinaryOperation, cst.UnaryOperation,
                                 cst.List, cst.Tuple, cst.Element, cst.StarredElement,
-                                cst.ListComp, cst.GeneratorExp, cst.SubscriptElement, cst.Index):
+                                cst.ListComp, cst.GeneratorExp, cst.SubscriptElement, cst.Index,
+                                cst.FormattedStringExpression, cst.FormattedString):
                 if type(parent) is cst.Subscript and parent.value is not cur:
                     return None  # used as an index: a host index into something
                 cur = parent

@@ -133,6 +133,7 @@ class Scope:
         self.attr_bumps: dict = {}
         self.attr_resets: set = set()  # (name, attr)
         self.buffer_setters: set = set()  # names bound to `lambda name, v: self.register_buffer(name, ...)`
+        self.enumerated: set = set()  # names bound to `enumerate(...)`: the first target of a loop over one counts
         self.int_seqs: dict = {}  # name -> arity of a host list of ints (`times = t.int().tolist()`: 1)
         # `self.ids = [k.to(x.device) for k in self.ids]` at the top of its body: what `self.ids`
         # holds for the rest of the function (the class's join of every assignment elsewhere)

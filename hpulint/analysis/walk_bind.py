@@ -268,6 +268,10 @@ class Bindings:
                 fn.int_seqs[name] = arity
             else:
                 fn.int_seqs.pop(name, None)
+            if type(value_node) is cst.Call and self.qualname(value_node.func) == "enumerate":
+                fn.enumerated.add(name)  # `batches = enumerate(loader)`, then `for step, b in batches:`
+            else:
+                fn.enumerated.discard(name)
             flags = fn.interval_flags
             if value_node is not None and self.is_interval(value_node):
                 flags.add(name)  # `log_now = step % k == 0`: `if log_now:` is a logging interval
