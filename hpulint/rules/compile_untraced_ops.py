@@ -25,6 +25,19 @@ Each was measured on torch 2.13 (CPU, ``eager`` backend: a compiled function cal
   same tensor given to ``fill_``, ``clamp``, ``torch.full``, ``bernoulli_``, ``lerp``, ``pow`` or
   ``linspace`` is traced.
 
+Measured in round 27 (same way):
+
+- ``torch.lobpcg`` and ``torch.masked.masked_tensor``/``as_masked_tensor`` ("marked as skipped");
+  ``types.SimpleNamespace(...)`` built in the region ("Unsupported function call": a namedtuple or
+  a dataclass is traced);
+- ``Tensor.is_inference()`` ("not supported": ``is_contiguous()``, ``is_floating_point()`` are
+  traced);
+- ``x.detach_()`` on an input of the compiled function (a break; ``x = x.detach()``, and
+  ``detach_()`` of a tensor made in the region, are traced);
+- a ``torch.distributed`` collective with ``async_op=True`` ("async_op=True for distributed
+  collectives"), and the ``.wait()`` on the handle it returns: a break each (the blocking call is
+  traced).
+
 Traced (no break; not reported): ``torch.linalg.solve``, ``eig``/``eigvals``/``eigh``, ``svd``,
 ``pinv``, ``qr``, ``cholesky``, ``matrix_rank``, ``det``, ``cdist``, ``kthvalue``, ``median``,
 ``mode``, ``histc``, ``quantile`` with a float, ``searchsorted``, ``bucketize``, ``isin``,
@@ -37,7 +50,8 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import argument, code
+from hpulint.analysis.syntax import argument, code, is_true, keyword
+from hpulint.analysis.values import Param
 from hpulint.rules.compiled_region import is_tensor
 
 _SHAPE = "its output shape depends on the data (\"Dynamic shape operator\")"
@@ -66,15 +80,55 @@ TORCH_UNTRACED = {
     "torch.utils.data.get_worker_info": (
         "Dynamo does not trace `get_worker_info()` (\"marked as skipped\")",
         "Read it in the dataset or worker init function, outside the compiled code"),
+    **dict.fromkeys(("torch.lobpcg", "torch.masked.masked_tensor", "torch.masked.as_masked_tensor"), (
+        "Dynamo does not trace it (\"marked as skipped\")",
+        "Call it in the eager code around the compiled function (`torch.linalg.eigh` for the smallest "
+        "eigenvectors, `masked_fill` then a sum for a masked reduction, both traced)")),
+    "types.SimpleNamespace": (
+        "Dynamo does not trace building a `types.SimpleNamespace` (\"Unsupported function call\")",
+        "Return a tuple, a `namedtuple` or a dataclass (traced), or a dict"),
     "torch.frombuffer": (
         "Dynamo cannot trace `torch.frombuffer` over a Python buffer (\"Failed to trace builtin operator\")",
         "Decode the payload in the eager code (or in the data loader) and pass the tensor in"),
 }
-# methods that return a Python value read from the tensor's storage (a break each)
-VALUE_METHODS = frozenset({"is_pinned", "is_shared", "storage_offset"})
 PINNED_WHY = "`Tensor.{name}()` returns a Python value (\"torch.* op returned non-Tensor\")"
 FIX_PINNED = ("Decide in the eager code (pin or move the batch before the compiled call), or move it unconditionally "
               "(`x.to(device, non_blocking=True)` is traced)")
+# methods that break the graph on any tensor: name -> (why, fix)
+VALUE_METHODS = {
+    **{name: (PINNED_WHY.format(name=name), FIX_PINNED) for name in ("is_pinned", "is_shared", "storage_offset")},
+    "is_inference": ("Dynamo does not support `Tensor.is_inference()`",
+                     "Clone (or make the tensor under `torch.no_grad()` rather than `inference_mode()`) in the eager "
+                     "code before the call"),
+}
+METHOD_BREAKS = frozenset({*VALUE_METHODS, "detach_", "wait"})
+DETACH_WHY = "`{name}.detach_()` changes an input of the compiled function in place (a graph break)"
+FIX_DETACH = "Rebind it, `{name} = {name}.detach()` (traced), or detach it before the call"
+ASYNC_WHY = "`torch.compile` does not support `async_op=True` for distributed collectives"
+FIX_ASYNC = ("Call the collective without `async_op` inside the region (traced), or start it and wait for it in "
+             "the eager code")
+COLLECTIVES = frozenset({"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
+                         "reduce_scatter_tensor", "broadcast", "reduce", "all_to_all", "all_to_all_single"})
+
+
+def async_collective(qn: str, node: cst.Call) -> bool:
+    """`dist.all_reduce(t, async_op=True)`."""
+    module, _, name = qn.rpartition(".")
+    return module == "torch.distributed" and name in COLLECTIVES and is_true(keyword(node, "async_op"))
+
+
+def method_break(an, fn, node: cst.Call, method: str, handles: set):
+    """(what is said, why, fix) for a method call that breaks the graph on its receiver: the
+    VALUE_METHODS, `.detach_()` of a parameter of the compiled function, `.wait()` on the handle
+    of an async collective (``handles``: the names bound to one in the function); else None."""
+    recv = node.func.value
+    if method in VALUE_METHODS and not node.args:
+        return (f"`.{method}()`", *VALUE_METHODS[method])
+    if method == "detach_" and type(recv) is cst.Name and _still_param(fn, recv.value):
+        return (f"`{recv.value}.detach_()`", DETACH_WHY.format(name=recv.value), FIX_DETACH.format(name=recv.value))
+    if method == "wait" and type(recv) is cst.Name and recv.value in handles:
+        return (f"`{recv.value}.wait()`", "it waits on an async collective: " + ASYNC_WHY, FIX_ASYNC)
+    return None
 RANDOM_WHY = "`Tensor.random_()` is not supported by Dynamo (\"Tensor.random_ op\")"
 FIX_RANDOM_ = ("Draw with `torch.randint(low, high, shape)` (traced), or draw in the eager code and pass the "
                "tensor in")
@@ -101,3 +155,10 @@ def number_argument(an, node: cst.Call, method: str) -> Optional[tuple]:
         return (f"`{code(arg)}` given to `.{method}()`", NUMBER_WHY.format(name=method, kw=kw),
                 lambda v=v: an.is_device_tensor(v) or is_tensor(an, v))
     return None
+
+
+def _still_param(fn, name: str) -> bool:
+    """``name`` is a parameter of ``fn`` not bound again before this point (an input, not a tensor
+    the region made)."""
+    v = fn.bindings.get(name)
+    return isinstance(v, Param) and v.fid == fn.fid and v.name == name

@@ -42,9 +42,10 @@ from hpulint.rules.compile_host_calls import host_call
 from hpulint.rules.compile_library_calls import flags_with, library_call
 from hpulint.rules.compile_local_classes import class_statement
 from hpulint.rules.compile_move_read import move_read_fix
-from hpulint.rules.compile_numpy_draws import FIX_NP, FIX_NP_UNTRACED, NP_UNTRACED, NP_UNTRACED_WHY, np_random_break
-from hpulint.rules.compile_untraced_ops import (FIX_NUMBER, FIX_PINNED, FIX_RANDOM_, NUMBER_ARGS, PINNED_WHY, RANDOM_WHY,
-                                                TORCH_UNTRACED, VALUE_METHODS, number_argument)
+from hpulint.rules.compile_table_calls import table_call
+from hpulint.rules.compile_untraced_ops import (ASYNC_WHY, FIX_ASYNC, FIX_NUMBER, FIX_RANDOM_, METHOD_BREAKS, NUMBER_ARGS,
+                                                RANDOM_WHY, async_collective, method_break,
+                                                number_argument)
 from hpulint.rules.compile_operators import RegionOperators
 from hpulint.rules.compile_printing import CONVERSIONS, LOG_METHODS, has_read, is_log_statement, printed
 from hpulint.rules.compile_passed_generators import FIX_LAZY, LAZY_WHY, PassedGenerators
@@ -62,7 +63,7 @@ from hpulint.rules.compile_untraced import (DISABLED_WHY, FIX_DISABLED, disabled
 from hpulint.rules.compiled_region import (LoopCalls, captures_scalars, compiled_why, is_compile_call, is_tensor,
                                            maybe_tensor, not_traced, where)
 from hpulint.rules.compile_read_messages import (
-    MESSAGE, CONTEXT_MESSAGE, READ, UNTRACED, FIX_RETURN, FIX_SCALAR, FIX_PRINT, AUTOGRAD, FIX_BACKWARD, SKIPPED, FIX_TIME, FIX_RANDOM, DEEPCOPY, FIX_DEEPCOPY, CLOCKS, PY_RANDOM, RNN_WORDS,
+    MESSAGE, CONTEXT_MESSAGE, READ, UNTRACED, FIX_RETURN, FIX_SCALAR, FIX_PRINT, AUTOGRAD, FIX_BACKWARD, RNN_WORDS,
 )
 
 FUNCTIONAL_NS = ("torch.nn.functional.",)
@@ -109,6 +110,7 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
         self.fork_withs: set = set()
         self.iters = Iterators()  # iterators made outside functions, host lists (compile_iterators)
         self.broken: set = set()  # ids of @contextmanager generators with a finding already
+        self.handles: dict = {}  # id(function) -> names bound to an async collective's handle
         self.bounded: set = set()  # ids of statements with a slice-bound finding
         self.generators = PassedGenerators()  # generators given to compiled functions (compile_passed_generators)
         self.iterated: set = set()  # (id of a function, parameter) it iterates (a generator object given)
@@ -278,10 +280,9 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                 hit = number_argument(an, node, method)  # a tensor where torch takes a number
                 if hit is not None:
                     self._report(node, hit[0], FIX_NUMBER, hit[2], subject=lambda hit=hit: hit[:2])
-            elif method in VALUE_METHODS and not node.args:
-                # "torch.* op returned non-Tensor": a Python value from the tensor (measured: a break)
-                said, why = f"`.{method}()`", PINNED_WHY.format(name=method)
-                self._report(node, said, FIX_PINNED, lambda: maybe_tensor(an, recv), subject=lambda: (said, why))
+            elif method in METHOD_BREAKS and method_break(an, fn, node, method, self.handles.get(id(fn), ())):
+                said, why, fix = method_break(an, fn, node, method, self.handles.get(id(fn), ()))  # (measured: a break)
+                self._report(node, said, fix, lambda: method == "wait" or maybe_tensor(an, recv), subject=lambda: (said, why))
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),
                              subject=lambda: ("`.backward()`", AUTOGRAD))
@@ -368,33 +369,12 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             self._report(node, said, fix, check, subject=lambda: (said, why))
             return
         qn = an.qualname(node.func) or ""
-        module, _, name = qn.rpartition(".")
-        if (module == "time" and name in CLOCKS) or (module == "random" and name in PY_RANDOM):
-            said = f"`{qn}()`"
-            kind = "a C builtin" if module == "time" or name in ("random", "getrandbits") else "marked as skipped"
-            fix = FIX_TIME if module == "time" else FIX_RANDOM
-            why = SKIPPED.format(name=qn, kind=kind)
-            self._report(node, said, fix, lambda: True, subject=lambda: (said, why))
-        elif qn == "copy.deepcopy" and node.args:
-            v = an.value(node.args[0].value)
-            self._report(node, "`copy.deepcopy()`", FIX_DEEPCOPY, lambda: is_tensor(an, v) or an.kind(v) == "model",
-                         subject=lambda: ("`copy.deepcopy()`", DEEPCOPY))
-        elif qn in ("torch.autograd.grad", "torch.autograd.backward"):
-            said = f"`{qn}()`"
-            self._report(node, said, FIX_BACKWARD, lambda: True, subject=lambda: (said, AUTOGRAD))
-        elif qn.startswith("numpy.random.") and qn.count(".") == 2:
-            name = qn.rsplit(".", 1)[1]
-            why = np_random_break(name, node)
-            if why is not None:
-                said = f"`np.random.{name}(...)`"
-                self._report(node, said, FIX_NP, lambda: True, subject=lambda: (said, why))
-        elif qn.startswith("numpy.") and qn.count(".") == 1 and qn[6:] in NP_UNTRACED:
-            said = f"`np.{qn[6:]}(...)`"
-            why = NP_UNTRACED_WHY.format(name=f"np.{qn[6:]}")
-            self._report(node, said, FIX_NP_UNTRACED, lambda: True, subject=lambda: (said, why))
-        elif qn in TORCH_UNTRACED:
-            said = f"`{qn}(...)`"
-            self._report(node, said, TORCH_UNTRACED[qn][1], lambda: True, subject=lambda: (said, TORCH_UNTRACED[qn][0]))
+        table = table_call(an, node, qn) if qn.startswith(LIBRARIES + ("types.",)) else None
+        if table is not None:
+            said, why, fix, check = table
+            self._report(node, said, fix, check, subject=lambda: (said, why))
+        elif async_collective(qn, node):
+            self._async(node)
         elif not qn.startswith(LIBRARIES):  # a project function: is it `torch.compiler.disable`d?
             fn = an.function
             fid = fn.fid
@@ -412,6 +392,15 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
             return True
         self.broken.add(id(fn))
         return False
+
+    def _async(self, node: cst.Call) -> None:
+        """`h = dist.all_reduce(t, async_op=True)`: a break, and so is `h.wait()` later."""
+        stmt = self.an.statement
+        small = stmt.body[0] if type(stmt) is cst.SimpleStatementLine and stmt.body else stmt
+        if type(small) is cst.Assign and small.value is node and type(small.targets[0].target) is cst.Name:
+            self.handles.setdefault(id(self.an.function), set()).add(small.targets[0].target.value)
+        said = f"`{code(node.func)}(..., async_op=True)`"
+        self._report(node, said, FIX_ASYNC, lambda: True, subject=lambda: (said, ASYNC_WHY))
 
     def _hook(self, node: cst.Call) -> None:
         """`t.register_hook(f)` where `f` writes state outside it (compile_hooks)."""

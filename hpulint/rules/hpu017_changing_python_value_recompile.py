@@ -20,6 +20,7 @@ from hpulint.rules.compile_global_flags import global_flag_changes
 from hpulint.rules.compile_global_state import global_state_changes
 from hpulint.rules.compile_lambda_globals import lambda_global
 from hpulint.rules.compile_containers import TENSOR_OF_LIST, history_attrs, history_findings, tensor_of_list
+from hpulint.rules.compile_arg_types import argument_types
 from hpulint.rules.compile_cycled import cycled, partial_argument, structure_finding
 from hpulint.rules.compile_cycled_callables import FIX_DTYPE, FIX_FUNCTION
 from hpulint.rules.compile_dim_args import dim_arguments
@@ -253,6 +254,8 @@ class ChangingValueRecompile(LoopCalls):
         for node, message in dim_arguments(self.an, self.module, self.compiled, self._def, self.limit) + \
                 grad_presence(self.module, self.compiled, self._def, looped, self.limit):
             self.report(node, message)  # a dimension given 3+ values, grads None by turns (compile_dim_args/grad_presence)
+        for node, message in argument_types(self.module, set(self.compiled), self._def, self.limit):
+            self.report(node, message)  # an argument given 3+ Python types across the calls (compile_arg_types)
         for node, when in value_branches(self):
             self.report(node, "{why}", when=when)
         reported = set()
