@@ -194,3 +194,31 @@ def test_a_set_the_compiled_forward_reads_changed_between_calls_recompiles():
 
 def test_the_set_filled_before_the_loop_does_not():
     assert compile_found(FREEZE.format(before="model.frozen.update({0, 1})", inside="pass")) == []
+
+
+# functions Dynamo's own trace rules mark as skipped (measured: a break each); traced neighbours:
+# `torch.utils.checkpoint.checkpoint`, `torch.svd_lowrank`, `torch.distributions.Normal` (0 breaks)
+SKIPPED = """
+import torch
+
+
+@torch.compile
+def step(x):
+    {line}
+    return x * 2
+
+
+step(torch.randn(4, 4))
+"""
+
+
+@pytest.mark.parametrize("line", ["name = torch.typename(x)", "torch.set_num_threads(2)",
+                                  "torch.set_flush_denormal(True)"])
+def test_a_function_marked_as_skipped_breaks_the_graph(line):
+    assert compile_found(SKIPPED.format(line=line)) == [("HPU012", 7)]
+
+
+@pytest.mark.parametrize("line", ["x = torch.utils.checkpoint.checkpoint(torch.sin, x, use_reentrant=False)",
+                                  "u = torch.svd_lowrank(x, q=2)[0]", "p = torch.distributions.Normal(x, 1.0).log_prob(x)"])
+def test_a_traced_neighbour_does_not(line):
+    assert compile_found(SKIPPED.format(line=line)) == []

@@ -27,7 +27,9 @@ Each was measured on torch 2.13 (CPU, ``eager`` backend: a compiled function cal
 
 Measured in round 27 (same way):
 
-- ``torch.lobpcg`` and ``torch.masked.masked_tensor``/``as_masked_tensor`` ("marked as skipped");
+- ``torch.lobpcg`` and ``torch.masked.masked_tensor``/``as_masked_tensor`` ("marked as skipped"), and
+  ``torch.typename``, ``set_num_threads``, ``set_flush_denormal`` and ``set_anomaly_enabled`` (the
+  same; Dynamo's own ``trace_rules.lookup`` gives ``SkipFunctionVariable`` for each);
   ``types.SimpleNamespace(...)`` built in the region ("Unsupported function call": a namedtuple or
   a dataclass is traced);
 - ``Tensor.is_inference()`` ("not supported": ``is_contiguous()``, ``is_floating_point()`` are
@@ -80,6 +82,10 @@ TORCH_UNTRACED = {
     "torch.utils.data.get_worker_info": (
         "Dynamo does not trace `get_worker_info()` (\"marked as skipped\")",
         "Read it in the dataset or worker init function, outside the compiled code"),
+    **dict.fromkeys(("torch.typename", "torch.set_num_threads", "torch.set_flush_denormal",
+                     "torch.set_anomaly_enabled"), (
+        "Dynamo does not trace it (\"marked as skipped\")",
+        "Call it in the eager code, before the compiled function runs (settings once at start-up)")),
     **dict.fromkeys(("torch.lobpcg", "torch.masked.masked_tensor", "torch.masked.as_masked_tensor"), (
         "Dynamo does not trace it (\"marked as skipped\")",
         "Call it in the eager code around the compiled function (`torch.linalg.eigh` for the smallest "
