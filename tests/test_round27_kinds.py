@@ -192,3 +192,50 @@ def test_a_move_to_cuda_on_one_branch_only_leaves_the_function_checked(tmp_path,
         "d = net(a.cuda()) - net(b.cuda())", "d = net(a) - net(b)\n        if d.dim() > 3:\n            d = d.cuda()")
     got = lint_project(tmp_path, {"train.py": TRAIN, "metrics.py": branch}, capsys, monkeypatch)
     assert got == ["metrics.py:11:18:HPU005"]
+
+
+# a sampler library's entry point: `sde` is a parameter nothing in the project passes, and only the
+# project's reverse-SDE module defines `mu` (it runs the score network): each pass runs the model
+SDE = """
+import torch
+import torch.nn as nn
+
+
+class ReverseSDE(nn.Module):
+    def __init__(self, score):
+        super().__init__()
+        self.score = score
+
+    def mu(self, t, y):
+        return self.score(y) * t
+"""
+
+SAMPLER = """
+import torch
+
+
+def sample(sde, shape, num_steps=20):
+    y = torch.randn(shape)
+    ts = torch.linspace(0, 1, num_steps + 1).to(y)
+    with torch.no_grad():
+        for i in range(num_steps):
+            y = y + 0.05 * sde.mu(ts[i], y)
+    return y
+"""
+
+# a plain class of the project defines `mu` too: `sde` may be that one, which runs no model
+PLAIN = """
+class Schedule:
+    def mu(self, t, y):
+        return t * y
+"""
+
+
+def test_a_method_only_project_models_define_runs_a_model(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"sdes.py": SDE, "sampling.py": SAMPLER}, capsys, monkeypatch)
+    assert got == ["sampling.py:10:35:HPU001"]
+
+
+def test_a_method_a_plain_class_defines_too_says_nothing(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"sdes.py": SDE, "schedule.py": PLAIN, "sampling.py": SAMPLER}, capsys, monkeypatch)
+    assert got == []

@@ -185,6 +185,14 @@ class ClassQueries:
         # vision-language model a server can load; `generate()` or `encode()` is everyone's)
         return tuple(fids) if len(fids) <= (12 if name.startswith("get_") else 3) else ()
 
+    def plain_methods(self, name: str) -> bool:
+        """Does a project class that is not a model define a method ``name``?"""
+        index = self.__dict__.get("_plain_methods")
+        if index is None:
+            index = {n for cid, (_, c) in self.classes.items() if not self.is_model_class(cid) for n in c["methods"]}
+            self._plain_methods = index
+        return name in index
+
     def model_attr(self, name: str) -> bool:
         """Does a project model class assign ``self.<name>`` (a submodule or a value)?"""
         return any(name in c["attrs"] for cid, (_, c) in self.classes.items() if self.is_model_class(cid))

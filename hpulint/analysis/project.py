@@ -23,6 +23,13 @@ from hpulint.analysis.symbols import Symbols
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
 from hpulint.analysis.registries import registered, registered_methods
+
+# methods libraries' objects share with some project models (a tokenizer's `encode`, a scheduler's
+# `step`): on an object of unknown kind they say nothing about a model
+LIBRARY_METHODS = frozenset({"encode", "decode", "batch_decode", "batch_encode_plus", "encode_plus", "tokenize",
+                             "step", "update", "get", "set", "add", "append", "extend", "pop", "items", "keys",
+                             "values", "copy", "save", "load", "read", "write", "close", "run", "call", "apply",
+                             "sample", "log", "info", "put", "send", "reset", "compute", "transform", "predict"})
 from hpulint.analysis.resolve import Resolver
 from hpulint.analysis.value_json import from_json
 from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, substitute
@@ -213,6 +220,15 @@ class Project(ClassQueries, Symbols, Callers):
             if got[0] == "fn" and got[2] == 1 and callee.tag == "attr" and callee.base.tag == "self":
                 return [got, *self._overrides(callee.base.cls, callee.name, got[1])]
             return [got]
+        if callee.tag == "attr" and isinstance(callee.base, Param) and callee.base.name != "self" \
+                and callee.name not in LIBRARY_METHODS and not self.callers.get(callee.base.fid) \
+                and self.resolve(callee.base).kind == UNKNOWN and not self.plain_methods(callee.name):
+            # `sde.mu(t, y)` on a parameter nothing in the project passes (a sampler library's
+            # entry point): a method only few project model classes define, and no other class
+            # (`PluginReverseSDE.mu` runs the score network), is one of theirs
+            few = self._few_model_methods(callee)
+            if few:
+                return [("model", fid, 1) for fid in few]
         if name and is_model_name(name) and self.resolve(callee).kind in (UNKNOWN, TENSOR, HOST):
             # (a tensor is never called: `net = pickle.load(f)["ema"].to(device)` is a module
             # moved to the device, and `net(x, sigma)` runs it)
