@@ -239,3 +239,64 @@ def test_a_method_only_project_models_define_runs_a_model(tmp_path, capsys, monk
 def test_a_method_a_plain_class_defines_too_says_nothing(tmp_path, capsys, monkeypatch):
     got = lint_project(tmp_path, {"sdes.py": SDE, "schedule.py": PLAIN, "sampling.py": SAMPLER}, capsys, monkeypatch)
     assert got == []
+
+
+# a GAN's training function, made by a factory and called once per batch: its own loops run the
+# discriminator's optimizer steps, and the losses it reads after them are read every batch
+GAN = """
+import torch_xla.core.xla_model as xm
+from torch.utils.data import DataLoader
+
+
+def make_train(G, D, opt_g, opt_d, d_steps):
+    def train(x, z):
+        for _ in range(d_steps):
+            opt_d.zero_grad()
+            d_loss = D(x).mean() - D(G(z)).mean()
+            d_loss.backward()
+            xm.optimizer_step(opt_d)
+        opt_g.zero_grad()
+        g_loss = -D(G(z)).mean()
+        g_loss.backward()
+        xm.optimizer_step(opt_g)
+        return {"G": float(g_loss.item()), "D": float(d_loss.item())}
+    return train
+
+
+def run(G, D, opt_g, opt_d, dataset, z):
+    loader = DataLoader(dataset, batch_size=8, drop_last=True)
+    train = make_train(G, D, opt_g, opt_d, 2)
+    for x in loader:
+        metrics = train(x.to(xm.xla_device()), z)
+        print(metrics)
+"""
+
+# a decoding run called once per batch: its own loop runs the model, and the tokens it returns are
+# the run's result (read once per run)
+DECODE_RUN = """
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def generate(model, ids, n):
+    for _ in range(n):
+        nxt = model(ids)[:, -1:].argmax(-1)
+        ids = torch.cat([ids[:, 1:], nxt], dim=1)
+        xm.mark_step()
+    return ids.tolist()
+
+
+def run(model, loader):
+    for ids in loader:
+        print(generate(model, ids, 8))
+"""
+
+
+def test_a_training_function_whose_loops_only_train_runs_once_a_batch(tmp_path, capsys, monkeypatch):
+    got = lint_project(tmp_path, {"gan.py": GAN}, capsys, monkeypatch)
+    # (and HPU004 on both loops: nothing marks a step on this XLA script)
+    assert [f for f in got if f.endswith("HPU005")] == ["gan.py:17:28:HPU005", "gan.py:17:55:HPU005"]
+
+
+def test_a_decoding_run_per_batch_keeps_its_result_to_the_run(tmp_path, capsys, monkeypatch):
+    assert lint_project(tmp_path, {"decode.py": DECODE_RUN}, capsys, monkeypatch) == []

@@ -33,6 +33,7 @@ from hpulint.analysis.training import TrainingFacts
 from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import without_preparation
 from hpulint.analysis.project import Project
+from hpulint.analysis.resolve import loader_sites
 from hpulint.analysis.values import MODEL
 
 MAX_ROUNDS = 6
@@ -328,7 +329,10 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
                         # generates, then masks its trajectory). A function that holds a step
                         # loop itself (a decoding run) keeps its setup and its result to the
                         # run, and a loop over prompts or queries is a loop over runs.
-                        if batch and target not in body and target not in holders:
+                        # (a function whose own step loops only train, a GAN's D steps or
+                        # gradient accumulation, is the batch's training step: its body too)
+                        if batch and target not in body and (target not in holders
+                                                             or self._trains_per_batch(target, new_loops)):
                             body[target] = why
                             todo += [t + (True,) for t in self._from_hot(target, new_loops)]
                     elif target not in new_hot:
@@ -339,6 +343,18 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             hot, loops = new_hot, new_loops
         self.hot, self.step_loops, self.multi_step = hot, loops, multi
         self.body_hot = {fid: why for fid, why in body.items() if fid not in hot}
+
+    def _trains_per_batch(self, fid: str, loops: dict) -> bool:
+        """Every step loop of ``fid`` is one only because it runs backward() or an optimizer step,
+        over no data loader (a GAN's discriminator steps, gradient accumulation): ``fid`` is one
+        batch's training, not an epoch."""
+        p = self.project
+        mod, f = p.functions[fid]
+        mine = [(j, why) for (g, j), why in loops.items() if g == fid]
+        return bool(mine) and all(
+            why in ("runs an optimizer step()", "runs backward()") and (
+                f["loops"][j]["iter"] is None or not loader_sites(p.resolve(p.val(f["loops"][j]["iter"], mod))))
+            for j, why in mine)
 
     def _from_hot(self, fid: str, loops: Optional[dict] = None) -> list:
         """The calls a hot function makes, each with why its callee runs every step; with
@@ -380,6 +396,7 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             return out
         # callbacks: optimizer.step(closure), checkpoint(fn, x)
         return out + self.project.functions_passed(args, kwargs)
+
 
 def link(summaries: list, target: str) -> Linked:
     """The project of ``summaries`` (None for a file that has none), linked. The summaries are
