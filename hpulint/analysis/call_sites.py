@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from hpulint.analysis.values import SYM, MODEL, Param
+from hpulint.analysis.value_json import to_json
+from hpulint.analysis.values import SYM, MODEL, V_MLOADER, V_MODEL, V_UNKNOWN, Param
 
 
 class Callers:
@@ -43,6 +44,13 @@ class Callers:
             spreads = set(self.functions[fid][1].get("spreads", ()))
             for k, (_, callee, args, kwargs, *_) in enumerate(self.calls(fid)):
                 c = self.classify(callee, self.shallow)
+                handed = self._legacy_data_parallel(callee, args)
+                if handed is not None:
+                    # `model_parallel(train_loop_fn, loader)` with `model_parallel =
+                    # dp.DataParallel(model, device_ids=...)` (torch_xla's old API): each replica's
+                    # `train_loop_fn(model, per_device_loader, device, context)`, a marking loader
+                    self.callers.setdefault(handed, []).append(((V_MODEL, V_MLOADER, V_UNKNOWN, V_UNKNOWN), {}, 0))
+                    continue
                 if k in spreads and c is not None and c[1] is not None:
                     self.spread_into.add(c[1])  # `f(**kwargs)`: any of its parameters may be given
                 if (c is None or c[1] is None) and callee.tag == "attr" and callee.base.tag != "self" \
@@ -76,6 +84,16 @@ class Callers:
                         other = self.method(sub, callee.name)
                         if other is not None and other != c[1]:
                             self.callers.setdefault(other, []).append((args, kwargs, 1))
+
+    def _legacy_data_parallel(self, callee, args: tuple) -> Optional[str]:
+        """The project function a torch_xla `DataParallel` instance is called with, else None."""
+        while callee is not None and callee.tag == "named":
+            callee = callee.base
+        if callee is None or callee.tag != "meth" or callee.name != "DataParallel" \
+                or to_json(callee.base) != ["sym", "torch_xla.distributed.data_parallel"] or not args:
+            return None
+        got = self.shallow(args[0]) if args[0] is not None else None
+        return got.ref if got is not None and got.kind == SYM and got.ref in self.functions else None
 
     def never_given(self, fid: str, name: str) -> bool:
         """No project caller gives parameter ``name`` of ``fid`` (whose default is None or False),

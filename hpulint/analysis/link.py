@@ -34,7 +34,7 @@ from hpulint.analysis.seeds import body_runs_every_step, step_seeds
 from hpulint.analysis.preparation import without_preparation
 from hpulint.analysis.project import Project
 from hpulint.analysis.resolve import loader_sites
-from hpulint.analysis.values import MODEL
+from hpulint.analysis.values import MLOADER, MODEL
 
 MAX_ROUNDS = 6
 STEP = "step"  # a call reached from the one-step update a step loop's pass calls (see _hot_and_loops)
@@ -274,8 +274,11 @@ class Linked(StepLoops, TargetsAndRegions, TrainingFacts, CounterFacts):
             todo, body_steps = [], []
             for (fid, i), reason in new_loops.items():
                 inner = self._inner_loops(fid, i)
-                batch = reason == LOADER_PASS
                 info = p.functions[fid][1]["loops"][i]
+                # a pass per batch: over a data loader, or a marking one (an MpDeviceLoader, the
+                # per-device loader torch_xla's old DataParallel hands its loop function)
+                batch = reason == LOADER_PASS or (reason == "marks a step" and info["iter"] is not None and p.resolve(
+                    p.val(info["iter"], p.functions[fid][0])).kind == MLOADER)
                 # `while ...: x = one_step(x)`: the one-step update the loop runs
                 iterates_steps = info["iter"] is None and info["carried"]
                 # `for _ in range(n): logits = verify(model, ids); ids, ... = update(ids, ...)`: a pass
