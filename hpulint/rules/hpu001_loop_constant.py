@@ -268,8 +268,8 @@ class LoopIteratorConstant(Rule):
                     # a host container (a list, a schedule kept on the CPU): the read is a host op,
                     # but its element becomes a constant of the graph it is used in
                     if self._used_with_tensors(node):
-                        return " (the element is used with tensors: a tensor index is a constant in " \
-                               "the graph, a Python number read here is a new scalar every pass)"
+                        return "; the element is used with tensors: a tensor index is a constant in " \
+                               "the graph, a Python number read here is a new scalar every pass"
                     return None
 
                 fix = fix_later(self.an, self.roll_fixes, node, name, origin)

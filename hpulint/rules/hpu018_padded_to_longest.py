@@ -208,4 +208,4 @@ class PaddedToLongest(Rule):
         why = getattr(fn, "model_reason", None)
         if not why:
             return None
-        return f"in {fn.name}(), which {why}: each call runs it on a batch padded to its own length"
+        return f"in {fn.name}(), which {why}, and each call runs it on a batch padded to its own length"
