@@ -40,7 +40,7 @@ def discover(paths: list, cfg: Config, warnings: Optional[list] = None) -> tuple
             here = Path(folder)
             kept = []
             for d in sorted(dirs):
-                if _default_excluded(d) or (here / d / "pyvenv.cfg").exists() or cfg.is_excluded(here / d) \
+                if _default_excluded(d) or _is_venv(here / d) or cfg.is_excluded(here / d) \
                         or (not cfg.lint_tests and d in ("test", "tests") and is_test_folder(here / d)):
                     skipped.append(d)
                 else:
@@ -89,3 +89,12 @@ def _default_excluded(name: str) -> bool:
     import fnmatch
 
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in DEFAULT_EXCLUDE)
+
+
+def _is_venv(folder: Path) -> bool:
+    """A virtual environment's folder (its `pyvenv.cfg`); a folder that cannot be read is not one
+    (`/proc/1/fdinfo` when the linted paths share only `/`)."""
+    try:
+        return (folder / "pyvenv.cfg").exists()
+    except OSError:
+        return False

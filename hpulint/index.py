@@ -94,9 +94,13 @@ def index_for(lint_files: list, root: Path, discover, config, limit: int = INDEX
     infos = {}
     for f in lint_files:
         infos[real(f)] = info_for(Path(f), root)
+    marked = is_project(root, config) if project is None else project
     if everything is None:
-        everything, _ = discover([str(root)], config)
-    if not (is_project(root, config) if project is None else project):
+        # (without a marker, only the linted files' own folders: files in `/tmp/a` and `~/b`
+        # have `/` for common folder, which is no project to walk)
+        folders = sorted({str(real(f).parent) for f in lint_files}) if not marked else [str(root)]
+        everything, _ = discover(folders or [str(root)], config)
+    if not marked:
         folders = {real(f).parent for f in lint_files}
         for f in everything:
             if real(f).parent in folders and real(f) not in infos:

@@ -222,3 +222,68 @@ def test_a_function_marked_as_skipped_breaks_the_graph(line):
                                   "u = torch.svd_lowrank(x, q=2)[0]", "p = torch.distributions.Normal(x, 1.0).log_prob(x)"])
 def test_a_traced_neighbour_does_not(line):
     assert compile_found(SKIPPED.format(line=line)) == []
+
+
+# `torch_xla.compile(fn)` gives back the function compiled, as `torch.compile(fn)` does: its callers'
+# tensors reach the function's parameters (measured as compiled by Dynamo: 1 break for the
+# one-argument `torch.where`)
+XLA_WRAPPED = """
+import torch
+import torch_xla
+
+
+def positives(labels):
+    return torch.where(labels >= 1)[0]
+
+
+pick = torch_xla.compile(positives)
+pick(torch.ones(4))
+"""
+
+
+def test_a_function_wrapped_by_torch_xla_compile_gets_its_callers_tensors():
+    assert compile_found(XLA_WRAPPED) == [("HPU014", 7)]
+
+
+# YOLOv5's ModelEMA: `self.updates += 1` in the compiled `update`, the attribute set in __init__ from a
+# parameter whose default is an int and read through `math.exp` (measured: 10 calls, 8 graphs, 7
+# recompiles, then the eager fallback; a float default read the same way measures the same and is not
+# reported yet); read only in tensor arithmetic, the int is made dynamic (2 graphs)
+EMA = """
+import math
+
+import torch
+import torch.nn as nn
+
+
+class EMA:
+    def __init__(self, model, updates={default}):
+        self.model = model
+        self.updates = updates
+
+    @torch.no_grad()
+    def update(self, model):
+        self.updates += 1
+        d = {decay}
+        for e, p in zip(self.model.parameters(), model.parameters()):
+            e.mul_(d).add_(p.detach(), alpha=1 - d)
+
+
+net = nn.Linear(4, 4)
+ema = EMA(nn.Linear(4, 4))
+step = torch.compile(ema.update)
+for _ in range(10):
+    step(net)
+"""
+
+
+MATH_DECAY = "0.999 * (1 - math.exp(-self.updates / 2000))"
+
+
+def test_a_counter_set_from_an_int_default_and_bumped_in_the_region_recompiles():
+    assert compile_found(EMA.format(default="0", decay=MATH_DECAY)) == [("HPU016", 15)]
+
+
+def test_a_plain_objects_counter_read_only_in_tensor_arithmetic_is_made_dynamic():
+    # (measured: `0.5 ** self.updates` into the tensor ops, 2 graphs, one recompile)
+    assert compile_found(EMA.format(default="0", decay="0.999 * (1 - 0.5 ** self.updates)")) == []

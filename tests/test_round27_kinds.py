@@ -342,3 +342,26 @@ def test_the_same_loop_function_called_with_a_plain_loader_marks_nothing(tmp_pat
 
 def test_a_decoding_run_per_batch_keeps_its_result_to_the_run(tmp_path, capsys, monkeypatch):
     assert lint_project(tmp_path, {"decode.py": DECODE_RUN}, capsys, monkeypatch) == []
+
+
+def test_files_in_unrelated_folders_are_linted_without_walking_their_common_folder(tmp_path, capsys, monkeypatch):
+    # two loose scripts whose only common folder is far above them (`/` for `/tmp/a.py` and a
+    # checkout elsewhere): only their own folders are read, and an unreadable folder is skipped
+    from hpulint.cli import main
+    from hpulint.index import index_for
+
+    a, b = tmp_path / "one" / "deep" / "a.py", tmp_path / "two" / "b.py"
+    for p in (a, b):
+        p.parent.mkdir(parents=True)
+        p.write_text("import torch\n")
+    (tmp_path / "one" / "other.py").write_text("x = 1\n")
+    seen = []
+
+    def discover(paths, config):
+        seen.extend(paths)
+        return [], []
+
+    index_for([a, b], tmp_path, discover, None, project=False)
+    assert sorted(seen) == sorted([str(a.parent), str(b.parent)])
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--no-cache", str(a), str(b)]) == 0

@@ -32,7 +32,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import bound_arguments
+from hpulint.analysis.syntax import bound_arguments, descendants
 from hpulint.rules.compiled_region import MANY, code_of, counter_values, names_in, recompiles_text
 
 BUMP = (
@@ -96,6 +96,35 @@ def int_step(node) -> bool:
             and isinstance(node.value.operator, (cst.Add, cst.Subtract)):
         return any(literal_kind(n) == "int" for n in _operands(node.value))
     return False
+
+
+# calls that need a Python number: an int they are given is specialized (guarded by value)
+_NUMBER_CALLS = frozenset({"min", "max", "int", "float", "round", "range", "abs", "pow"})
+
+
+def read_as_number(cls_node: cst.ClassDef, attr: str) -> bool:
+    """A method of the class passes `self.<attr>` (alone or in arithmetic) to a call that takes a
+    Python number (`min(1.0, self.n / 100)`, `math.exp(-self.updates / tau)`), to a callable the
+    object holds (`self.decay(self.updates)`), or tests it (`if self.n > k:`): Dynamo then guards on
+    its value. Measured on 2.13 for a plain object's counter bumped in the region: `min(...)` or a
+    lambda with `math.exp`, a recompile each call; `0.5 ** self.n` into tensor ops, one recompile
+    (the int is made dynamic)."""
+    for n in descendants(cls_node):
+        if type(n) is cst.Call:
+            func = n.func
+            name = func.value if type(func) is cst.Name else None
+            held = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self"
+            mathy = type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"
+            if (name in _NUMBER_CALLS or held or mathy) and any(_reads(a.value, attr) for a in n.args):
+                return True
+        elif type(n) in (cst.If, cst.While) and _reads(n.test, attr):
+            return True
+    return False
+
+
+def _reads(expr, attr: str) -> bool:
+    return any(type(x) is cst.Attribute and x.attr.value == attr and type(x.value) is cst.Name
+               and x.value.value == "self" for x in descendants(expr))
 
 
 def bump_message(node, target: cst.Attribute, limit: int, where: str, module: bool) -> str:

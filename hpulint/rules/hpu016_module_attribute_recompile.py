@@ -26,7 +26,7 @@ from hpulint.rules.compile_weight_dtypes import weight_dtypes
 from hpulint.rules.compile_widened_layers import widened_layers
 from hpulint.rules.compile_instances import per_instance_compiles
 from hpulint.rules.compile_step_attrs import OuterCounters
-from hpulint.rules.compile_state import (bump_message, bumped_attribute, grad_toggle, hook_bumps, int_step,
+from hpulint.rules.compile_state import (bump_message, read_as_number, bumped_attribute, grad_toggle, hook_bumps, int_step,
                                          helper_call_toggles, helper_toggle, is_self_attr, literal_kind, registered_hook,
                                          toggle_kind, unfreeze_findings)
 from hpulint.rules.compile_container_attrs import container_findings, mutation
@@ -181,12 +181,15 @@ class ModuleAttributeRecompile(Rule):
             return
         v, owner = an.value(target), an.value(target.value)
         key = (an.current_class.name, target.attr.value)
+        cls_node = an.current_class.node
 
         def when():
             why = compiled_why(an, fn)
             # an int (a float is made dynamic after one recompile under the eager backend)
             if why is None or an.kind(v) != "scalar" or self.literals.get(key) != {"int"}:
                 return None
+            if an.kind(owner) != "model" and not read_as_number(cls_node, target.attr.value):
+                return None  # (a plain object's int is made dynamic unless a read needs the number)
             return bump_message(node, target, self.limit, where(fn, why), an.kind(owner) == "model")
 
         self.report(node, "{why}", when=when)
@@ -201,7 +204,7 @@ class ModuleAttributeRecompile(Rule):
         if an.current_class is not None and len(node.targets) == 1 and is_self_attr(node.targets[0].target):
             key = (an.current_class.name, node.targets[0].target.attr.value)
             if bumped_attribute(node) is None:
-                self.literals.setdefault(key, set()).add(literal_kind(node.value))
+                self.literals.setdefault(key, set()).add(literal_kind(_int_default(an, node.value) or node.value))
         recv = grad_toggle(node)
         if recv is not None and an.loop is not None:
             self.toggles.append((node, recv, an.loop, counters_here(an)))
@@ -431,6 +434,16 @@ class ModuleAttributeRecompile(Rule):
             self.report(calls[0][1], SET.format(target=f"{inst}.{attr}", value=code(node.value), cls=cls, attr=attr,
                                                 compiled=calls[0][0],
                                                 how=how, values=values))
+
+
+def _int_default(an, value: cst.BaseExpression):
+    """The default of the parameter ``value`` names, when it is an int literal (`updates=0` in
+    `def __init__(self, model, updates=0): self.updates = updates`), else None."""
+    fn = an.function.node
+    if type(value) is not cst.Name or type(fn) is not cst.FunctionDef:
+        return None
+    p = next((p for p in (*fn.params.params, *fn.params.kwonly_params) if p.name.value == value.value), None)
+    return p.default if p is not None and type(p.default) is cst.Integer else None
 
 
 def _called_names(node: cst.CSTNode) -> set:
