@@ -50,7 +50,7 @@ SETS = (("first", 46), ("second", 62), ("third", 75), ("fourth", 95), ("fifth", 
         ("thirteenth", 275),
         ("fourteenth", 295), ("fifteenth", 315), ("sixteenth", 335), ("seventeenth", 355),
         ("eighteenth", 375), ("nineteenth", 395), ("twentieth", 415), ("twenty-first", 435),
-        ("twenty-second", 455), ("twenty-third", 475), ("twenty-fourth", 495), ("twenty-fifth", 515), ("twenty-sixth", 535), ("twenty-seventh", 999))
+        ("twenty-second", 455), ("twenty-third", 475), ("twenty-fourth", 495), ("twenty-fifth", 515), ("twenty-sixth", 535), ("twenty-seventh", 555), ("twenty-eighth", 999))
 
 
 def snippet_number(name: str) -> int:
