@@ -365,3 +365,46 @@ def test_files_in_unrelated_folders_are_linted_without_walking_their_common_fold
     assert sorted(seen) == sorted([str(a.parent), str(b.parent)])
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--no-cache", str(a), str(b)]) == 0
+
+
+# a validation helper that reconstructs a few fixed images, called every `validation_steps` and once
+# after training: its loop over the images runs once per interval, not once per step
+VALIDATE = """
+import habana_frameworks.torch.core as htcore
+import torch
+
+
+def validate(vae, images, log):
+    rows = []
+    for image in images:
+        out = vae(image.to("hpu"))
+        rows.append(torch.cat([image, out.cpu()]))
+    log(rows)
+
+
+def main(vae, opt, loader, images, log, every):
+    step = 0
+    for x in loader:
+        loss = vae(x.to("hpu")).pow(2).mean()
+        loss.backward()
+        htcore.mark_step()
+        opt.step()
+        htcore.mark_step()
+        step += 1
+        CALL
+    validate(vae, images, log)
+
+
+if __name__ == "__main__":
+    main(torch.nn.Linear(4, 4), None, [], [], print, 100)
+"""
+
+
+def test_a_validation_helper_called_at_intervals_runs_once_per_interval(tmp_path, capsys, monkeypatch):
+    src = VALIDATE.replace("CALL", "if step % every == 0:\n            validate(vae, images, log)")
+    assert lint_project(tmp_path, {"train.py": src}, capsys, monkeypatch) == []
+
+
+def test_the_same_helper_called_every_step_is_checked(tmp_path, capsys, monkeypatch):
+    src = VALIDATE.replace("CALL", "validate(vae, images, log)")
+    assert lint_project(tmp_path, {"train.py": src}, capsys, monkeypatch) == ["train.py:10:39:HPU005"]
