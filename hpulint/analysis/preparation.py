@@ -61,7 +61,7 @@ def without_preparation(linked, loops: dict) -> dict:
                 continue
         if not info.get("collection"):
             continue
-        if not info.get("carried") and _items_of(info["iter"]):
+        if not info.get("carried"):
             # a validation helper's loop over its few images, called only at logging intervals
             # (`if step % validation_steps == 0: log_validation(...)`): once per interval
             if callers is None:
@@ -97,14 +97,6 @@ def _called_in_loops(p, sites, callers: dict, depth: int = 0) -> bool:
         return False
     return all(p.functions[g][1]["calls"][k][1] != -1 or _called_in_loops(p, callers.get(g), callers, depth + 1)
                for g, k in sites)
-
-
-def _items_of(j) -> bool:
-    """The loop walks a value it was given or holds (`args.validation_image`, a list), not what a
-    call makes (`metric_logger.log_every(val_loader)`, a generator over a loader's batches)."""
-    while isinstance(j, list) and j and j[0] in ("named", "used"):
-        j = j[1]
-    return isinstance(j, list) and bool(j) and j[0] in ("attr", "param", "list", "tup")
 
 
 def _called_at_intervals(p, sites, callers: dict) -> bool:
