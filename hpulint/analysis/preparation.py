@@ -18,11 +18,6 @@ model (no marker, backward, optimizer step or loader), that
 - is in a function that every project caller calls at its top level, before one of the caller's
   own top-level step loops (`cond = self.prepare_latents(...)` then the denoising loop).
 
-A model-only loop over a collection that carries nothing from one pass to the next, in a function
-every project caller calls under a logging-interval or run-once test, or once after its run (a
-validation helper that reconstructs its few images every `validation_steps` and once at the end),
-runs once per interval: dropped too.
-
 Loops that *finish* a run are dropped the same way: a model-only loop that carries nothing from
 one pass to the next (`for i in range(0, n, chunk): frames.append(vae.decode(latents[i:i + chunk]))`)
 and follows, at the same level of the same function, another step loop, or is in a function that
@@ -61,14 +56,6 @@ def without_preparation(linked, loops: dict) -> dict:
                 continue
         if not info.get("collection"):
             continue
-        if not info.get("carried"):
-            # a validation helper's loop over its few images, called only at logging intervals
-            # (`if step % validation_steps == 0: log_validation(...)`): once per interval
-            if callers is None:
-                callers = _callers_of(linked)
-            if _called_at_intervals(p, callers.get(fid), callers):
-                del out[(fid, i)]
-                continue
         later = [j for j in range(i + 1, len(f["loops"]))
                  if (fid, j) in loops and f["loops"][j]["parent"] == info["parent"]]
         if later and (not info.get("carried") or info.get("inputs")):
@@ -97,20 +84,6 @@ def _called_in_loops(p, sites, callers: dict, depth: int = 0) -> bool:
         return False
     return all(p.functions[g][1]["calls"][k][1] != -1 or _called_in_loops(p, callers.get(g), callers, depth + 1)
                for g, k in sites)
-
-
-def _called_at_intervals(p, sites, callers: dict) -> bool:
-    """Every one of ``sites`` (caller, call index) is under a logging-interval or run-once test,
-    or at the top level of a function no loop calls (a last validation after training), and one
-    of them is under such a test."""
-    def guarded(g, k):
-        call = p.functions[g][1]["calls"][k]
-        return len(call) > 7 and bool(call[7])
-
-    def once(g, k):
-        return p.functions[g][1]["calls"][k][1] == -1 and not _called_in_loops(p, callers.get(g), callers)
-
-    return bool(sites) and any(guarded(g, k) for g, k in sites) and all(guarded(g, k) or once(g, k) for g, k in sites)
 
 
 def model_only(reason: str) -> bool:
