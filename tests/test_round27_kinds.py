@@ -365,3 +365,44 @@ def test_files_in_unrelated_folders_are_linted_without_walking_their_common_fold
     assert sorted(seen) == sorted([str(a.parent), str(b.parent)])
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--no-cache", str(a), str(b)]) == 0
+
+
+# a trainer whose per-batch `train(x)` accumulates gradients over slices (its own loop only trains):
+# its body runs every step, and its log helper runs when `self.log_scalars_now` says so
+TRAINER = """
+import torch
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+
+
+class Trainer:
+    def __init__(self, model, opt, loader, slices):
+        self.model, self.opt, self.loader, self.slices = model, opt, loader, slices
+        self.log_scalars_now = False
+
+    def _log(self, loss):
+        print(loss.item())
+
+    def train(self, x):
+        total = torch.zeros((), device=xm.xla_device())
+        for xb in x.chunk(self.slices):
+            loss = self.model(xb).mean()
+            loss.backward()
+            total += loss.detach()
+        xm.optimizer_step(self.opt)
+        LOG
+
+    def run(self):
+        for x in pl.MpDeviceLoader(self.loader, xm.xla_device()):
+            self.train(x)
+"""
+
+
+def test_a_log_helper_under_a_log_now_flag_in_a_per_batch_train_function(tmp_path, capsys, monkeypatch):
+    src = TRAINER.replace("LOG", "if self.log_scalars_now:\n            self._log(total)")
+    assert lint_project(tmp_path, {"trainer.py": src}, capsys, monkeypatch) == []
+
+
+def test_the_same_log_helper_called_every_batch_reads_every_step(tmp_path, capsys, monkeypatch):
+    src = TRAINER.replace("LOG", "self._log(total)")
+    assert lint_project(tmp_path, {"trainer.py": src}, capsys, monkeypatch) == ["trainer.py:13:15:HPU005"]

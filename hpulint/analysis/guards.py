@@ -28,6 +28,7 @@ _LOG_FLAG = re.compile(
     r"^(?:should|do|need|is|time_to|must|will|force)_?(?:to_)?(?:log|print|report|display|eval|evaluate|save|"
     r"checkpoint|sample|validate|visuali[sz]e|summar(?:y|ize))(?:_\w+)?$|"
     r"^(?:log|print|display|report|eval|save|sample)_?(?:now|step|this_step|iter|time)$|"
+    r"^(?:log|print|display|report|eval|save|sample|checkpoint)_[a-z]+_now$|"
     r"^(?:is_)?(?:finish(?:ed)?|last_(?:step|iter(?:ation)?|batch)|final_step)$|^timeout_(?:sent|reached|hit)$|"
     r"^check_(?:freq(?:uency)?|interval|every)$",
     re.I,
