@@ -222,10 +222,12 @@ class Project(ClassQueries, Symbols, Callers):
             return [got]
         if callee.tag == "attr" and isinstance(callee.base, Param) and callee.base.name != "self" \
                 and callee.name not in LIBRARY_METHODS and not self.callers.get(callee.base.fid) \
+                and callee.base.fid in self.functions and self.functions[callee.base.fid][1]["cls"] is None \
                 and self.resolve(callee.base).kind == UNKNOWN and not self.plain_methods(callee.name):
-            # `sde.mu(t, y)` on a parameter nothing in the project passes (a sampler library's
-            # entry point): a method only few project model classes define, and no other class
-            # (`PluginReverseSDE.mu` runs the score network), is one of theirs
+            # `sde.mu(t, y)` on a parameter of a module-level function nothing in the project
+            # calls (a sampler library's entry point): a method only few project model classes
+            # define, and no other class (`PluginReverseSDE.mu` runs the score network), is one of
+            # theirs (not in a class's methods, which frameworks and mixins call)
             few = self._few_model_methods(callee)
             if few:
                 return [("model", fid, 1) for fid in few]
