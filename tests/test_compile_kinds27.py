@@ -224,27 +224,6 @@ def test_a_traced_neighbour_does_not(line):
     assert compile_found(SKIPPED.format(line=line)) == []
 
 
-# `torch_xla.compile(fn)` gives back the function compiled, as `torch.compile(fn)` does: its callers'
-# tensors reach the function's parameters (measured as compiled by Dynamo: 1 break for the
-# one-argument `torch.where`)
-XLA_WRAPPED = """
-import torch
-import torch_xla
-
-
-def positives(labels):
-    return torch.where(labels >= 1)[0]
-
-
-pick = torch_xla.compile(positives)
-pick(torch.ones(4))
-"""
-
-
-def test_a_function_wrapped_by_torch_xla_compile_gets_its_callers_tensors():
-    assert compile_found(XLA_WRAPPED) == [("HPU014", 7)]
-
-
 # YOLOv5's ModelEMA: `self.updates += 1` in the compiled `update`, the attribute set in __init__ from a
 # parameter whose default is an int and read through `math.exp` (measured: 10 calls, 8 graphs, 7
 # recompiles, then the eager fallback; a float default read the same way measures the same and is not

@@ -66,8 +66,6 @@ def known_call(an, qn: str, call: cst.Call) -> Optional[Val]:
         # `LabelSmoother(epsilon=0.1)`, timm's `LabelSmoothingCrossEntropy()`: a criterion, whose
         # call gives a loss tensor
         return V_LOSS
-    if qn == "torch_xla.compile" and call.args:
-        return build.value(an, call.args[0].value)  # (as `torch.compile(fn)`: the function, compiled)
     if not qn.startswith("torch."):
         return None
     leaf = qn.rsplit(".", 1)[-1]
