@@ -25,6 +25,7 @@ trainer is often the code a user is porting: it stays checked.
 """
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -33,9 +34,9 @@ import libcst as cst
 
 from hpulint.analysis.guards import device_predicate
 from hpulint.analysis.syntax import keyword, one_line, string_value
+from hpulint.index import MARKERS
 
 MIGRATION = "habana_frameworks.torch.gpu_migration"
-MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", ".git")
 
 
 def _cuda_literal(node) -> bool:
@@ -150,7 +151,5 @@ def cuda_bound(project, configured_target: str) -> dict:
 
 
 def _common(paths) -> str:
-    import os
-
     folders = [str(p.parent) for p in paths]
     return os.path.commonpath(folders) if folders else "/"
