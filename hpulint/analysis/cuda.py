@@ -32,23 +32,11 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.guards import device_predicate
-from hpulint.analysis.syntax import keyword, one_line, string_value
+from hpulint.analysis.guards import device_literal, device_predicate
+from hpulint.analysis.syntax import keyword, one_line
 from hpulint.index import MARKERS
 
 MIGRATION = "habana_frameworks.torch.gpu_migration"
-
-
-def _cuda_literal(node) -> bool:
-    """"cuda", "cuda:0", `torch.device("cuda")`."""
-    if node is None:
-        return False
-    if type(node) is cst.Call and node.args and (getattr(node.func, "attr", None) is not None
-                                                and node.func.attr.value == "device"
-                                                or type(node.func) is cst.Name and node.func.value == "device"):
-        node = node.args[0].value
-    s = string_value(node)
-    return s is not None and s.split(":", 1)[0] == "cuda"
 
 
 def hard_wires_cuda(an, node: cst.Call) -> Optional[str]:
@@ -63,7 +51,7 @@ def hard_wires_cuda(an, node: cst.Call) -> Optional[str]:
             return None
     elif name == "to":
         first = node.args[0].value if node.args and node.args[0].keyword is None else keyword(node, "device")
-        if not _cuda_literal(first):
+        if first is None or device_literal(first) != "cuda":  # "cuda", "cuda:0", `torch.device("cuda")`
             return None
     else:
         return None

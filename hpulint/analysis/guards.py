@@ -297,7 +297,7 @@ def device_predicate(test: cst.BaseExpression, flags: Optional[dict] = None) -> 
         if not positive and type(op) not in (cst.NotEqual, cst.NotIn, cst.IsNot):
             return None
         for lit, other in ((a, b), (b, a)):
-            dev = _device_literal(lit)
+            dev = device_literal(lit)
             if dev is not None and _mentions_device(other, lit is a):
                 return dev, positive
             if (string_value(lit) or "").startswith("flash_attention"):
@@ -305,7 +305,7 @@ def device_predicate(test: cst.BaseExpression, flags: Optional[dict] = None) -> 
                 # kernels' path, which runs on CUDA only
                 return DEVICES["cuda"], positive
         if type(op) in (cst.In, cst.NotIn) and type(b) in (cst.Tuple, cst.List, cst.Set):
-            devs = {_device_literal(el.value) for el in b.elements}
+            devs = {device_literal(el.value) for el in b.elements}
             if len(devs) == 1 and None not in devs:
                 return devs.pop(), positive
         return None
@@ -330,7 +330,7 @@ def device_predicate(test: cst.BaseExpression, flags: Optional[dict] = None) -> 
     return None
 
 
-def _device_literal(node: cst.BaseExpression) -> Optional[str]:
+def device_literal(node: cst.BaseExpression) -> Optional[str]:
     """"hpu", "xla:0", and `torch.device("cpu")`: the device it names."""
     if type(node) is cst.Call and _dotted_text(node.func) in ("torch.device", "device") and node.args:
         node = node.args[0].value

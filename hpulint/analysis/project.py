@@ -23,6 +23,9 @@ from hpulint.analysis.symbols import Symbols
 from hpulint.analysis.envs import GlobalEnv, ShallowEnv, prefer, val_of
 from hpulint.analysis.names import MODULE_METHODS, is_housekeeping_name, is_model_fn_param, is_model_name
 from hpulint.analysis.registries import registered, registered_methods
+from hpulint.analysis.resolve import Resolver
+from hpulint.analysis.value_json import from_json
+from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, substitute
 
 # methods libraries' objects share with some project models (a tokenizer's `encode`, a scheduler's
 # `step`): on an object of unknown kind they say nothing about a model
@@ -30,9 +33,6 @@ LIBRARY_METHODS = frozenset({"encode", "decode", "batch_decode", "batch_encode_p
                              "step", "update", "get", "set", "add", "append", "extend", "pop", "items", "keys",
                              "values", "copy", "save", "load", "read", "write", "close", "run", "call", "apply",
                              "sample", "log", "info", "put", "send", "reset", "compute", "transform", "predict"})
-from hpulint.analysis.resolve import Resolver
-from hpulint.analysis.value_json import from_json
-from hpulint.analysis.values import HOST, INST, MODEL, R, SYM, TENSOR, TUPLE, UNKNOWN, Attr, CallV, Param, Val, substitute
 
 
 COMPILER_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",

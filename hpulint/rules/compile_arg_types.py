@@ -18,7 +18,7 @@ from typing import Optional
 
 import libcst as cst
 
-from hpulint.analysis.syntax import code, descendants, keyword
+from hpulint.analysis.syntax import argument, code, descendants
 from hpulint.rules.compiled_region import recompiles_text
 
 MESSAGE = ("The compiled `{fn}` is called with `{param}` as {kinds}: Dynamo guards on the type of each Python "
@@ -156,9 +156,7 @@ def argument_types(module: cst.Module, compiled, definition, limit: int) -> list
         for i, p in enumerate(params):
             kinds: dict = {}
             for call in calls:
-                arg = keyword(call, p.name.value)
-                if arg is None and i < len(call.args) and call.args[i].keyword is None and not call.args[i].star:
-                    arg = call.args[i].value
+                arg = argument(call, i, p.name.value)
                 if arg is None and any(a.star for a in call.args):
                     kinds = {}
                     break

@@ -11,6 +11,12 @@ module (``model.add_label(name)``, ``self.labels.setdefault(name, len(self.label
 gains two names per batch over 8 batches: 8 graphs. The same growth with a ``forward`` that does not
 read the container: 1 graph; the count kept in a buffer (``self.num_active.fill_(n)``) and used in a
 mask: 1 graph.
+
+A ``forward`` that reads the container's contents rather than its length guards on them too: a
+residual MLP whose ``forward`` tests ``if i in self.frozen:`` while the training loop adds the next
+block's index to ``model.frozen`` (a ``set()`` made in ``__init__``) each epoch, progressive
+freezing, compiles again after every change (5 epochs, 5 graphs, 4 recompiles; the set filled once
+before the loop: 1 graph).
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from hpulint.analysis.syntax import code
 from hpulint.rules.compile_state import is_self_attr
 
 GROWERS = frozenset({"append", "extend", "insert", "setdefault", "update", "add"})
-EMPTY_MAKERS = frozenset({"dict", "list", "OrderedDict", "collections.OrderedDict", "defaultdict",
+EMPTY_MAKERS = frozenset({"dict", "list", "set", "OrderedDict", "collections.OrderedDict", "defaultdict",
                           "collections.defaultdict"})
 MESSAGE = (
     "`{grow}` in the loop grows `{attr}` of the compiled `{compiled}` ({cls}: a {kind} made in `__init__`) "
@@ -32,6 +38,14 @@ MESSAGE = (
     "fallback). Keep "
     "the count in a tensor buffer updated in place (`self.num_active.fill_(n)`) and mask the spare rows "
     "with it, or keep the output at its full width and cut it in the eager code"
+)
+CONTENTS = (
+    "`{grow}` in the loop changes `{attr}` of the compiled `{compiled}` ({cls}: a {kind} made in `__init__`) "
+    "between its calls, and {cls}.forward() reads it: Dynamo guards on the contents of a container the traced "
+    "code reads (its length, items or keys), so each change compiles forward again, and after "
+    "`recompile_limit` ({limit}) Dynamo runs it eagerly for the rest of the run (eager fallback). Keep the "
+    "flags in a tensor buffer updated in place (`self.frozen_mask[i] = True`), or settle the container "
+    "before the loop"
 )
 
 
@@ -82,16 +96,21 @@ class GrownContainers:
         elif type(owner) is cst.Name and an.loop is not None:
             self.grows.append((node, owner.value, attr, an.loop, False))
 
-    def findings(self, built: dict, loop_calls: list, compiled_of: dict, limit: int) -> list:
+    def findings(self, built: dict, loop_calls: list, compiled_of: dict, limit: int, reads=()) -> list:
         """(compiled call, message), once per compiled callable: a loop that grows a container the
-        compiled module's forward reads the length of, directly or through a method of the module,
-        and calls the compiled module (``built``: name -> classes called to make it; ``loop_calls``:
-        (callee code, loop, call); ``compiled_of``: compiled name -> the instance it compiles)."""
+        compiled module's forward reads the length of (or, directly grown, reads at all: ``reads``,
+        the (class, attr) forward reads), directly or through a method of the module, and calls the
+        compiled module (``built``: name -> classes called to make it; ``loop_calls``: (callee code,
+        loop, call); ``compiled_of``: compiled name -> the instance it compiles)."""
         out, done = [], set()
         for node, inst, name, loop, is_method in self.grows:
             for cls in sorted(built.get(inst, ())):
                 attr = self.methods.get((cls, name)) if is_method else name
-                if attr is None or (cls, attr) not in self.len_reads or (cls, attr) not in self.made:
+                if attr is None or (cls, attr) not in self.made:
+                    continue
+                template = MESSAGE if (cls, attr) in self.len_reads else \
+                    CONTENTS if not is_method and (cls, attr) in reads else None
+                if template is None:
                     continue
                 calls = [(callee, call) for callee, where, call in loop_calls
                          if compiled_of.get(callee) == inst and callee not in done
@@ -101,8 +120,8 @@ class GrownContainers:
                 callee, call = calls[0]
                 done.add(callee)
                 grow = code(node).strip().splitlines()[0]
-                out.append((call, MESSAGE.format(grow=grow, attr=attr, compiled=callee, cls=cls,
-                                                 kind=self.made[(cls, attr)], limit=limit)))
+                out.append((call, template.format(grow=grow, attr=attr, compiled=callee, cls=cls,
+                                                  kind=self.made[(cls, attr)], limit=limit)))
                 break
         return out
 
@@ -116,5 +135,5 @@ def _empty(an, value) -> Optional[str]:
     if type(value) is cst.Call and not value.args:
         name = code(value.func)
         if name in EMPTY_MAKERS or (an.qualname(value.func) or "") in EMPTY_MAKERS:
-            return "list" if name == "list" else "dict"
+            return name if name in ("list", "set") else "dict"
     return None

@@ -280,8 +280,8 @@ class HostReadBreaksGraph(RegionOperators, LoopCalls):
                 hit = number_argument(an, node, method)  # a tensor where torch takes a number
                 if hit is not None:
                     self._report(node, hit[0], FIX_NUMBER, hit[2], subject=lambda hit=hit: hit[:2])
-            elif method in METHOD_BREAKS and method_break(an, fn, node, method, self.handles.get(id(fn), ())):
-                said, why, fix = method_break(an, fn, node, method, self.handles.get(id(fn), ()))  # (measured: a break)
+            elif method in METHOD_BREAKS and (hit := method_break(an, fn, node, method, self.handles.get(id(fn), ()))):
+                said, why, fix = hit  # (measured: a break)
                 self._report(node, said, fix, lambda: method == "wait" or maybe_tensor(an, recv), subject=lambda: (said, why))
             elif method == "backward":
                 self._report(node, "`.backward()`", FIX_BACKWARD, lambda: maybe_tensor(an, recv),

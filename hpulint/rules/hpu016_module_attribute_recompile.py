@@ -29,7 +29,6 @@ from hpulint.rules.compile_step_attrs import OuterCounters
 from hpulint.rules.compile_state import (bump_message, read_as_number, bumped_attribute, grad_toggle, hook_bumps, int_step,
                                          helper_call_toggles, helper_toggle, is_self_attr, literal_kind, registered_hook,
                                          toggle_kind, unfreeze_findings)
-from hpulint.rules.compile_container_attrs import container_findings, mutation
 from hpulint.rules.compiled_region import (MANY, _bounded, bound_name, bounded_iter, compiled_why, counter_values,
                                            counters_here, int_of_counters, is_compile_call, names_in, not_traced,
                                            recompile_limit, recompiles_text, where)
@@ -98,7 +97,6 @@ class ModuleAttributeRecompile(Rule):
         self.decorated: set = set()  # functions decorated with torch.compile
         self.inst_comps: list = []  # stack of (target names, iter) of enclosing comprehensions, dict ones too
         self.inst_sites: list = []  # (compile call, iterable): a compile of a comprehension's or loop's target
-        self.mutations: list = []  # (call, instance, attr, loop): a container attribute changed in a loop
         self.module = None
         self.added_hooks: list = []  # (call, receiver, loop, function name): hooks added, handle dropped
 
@@ -261,9 +259,6 @@ class ModuleAttributeRecompile(Rule):
             self.hooks.append(hook + (an.current_class.name,))
         if an.loop is not None and type(node.func) in (cst.Name, cst.Attribute):
             self.loop_calls.append((code(node.func), an.loop, node))
-            changed = mutation(node)  # `model.frozen.add(epoch)` (compile_container_attrs)
-            if changed is not None:
-                self.mutations.append((node, *changed, an.loop))
             if type(node.func) is cst.Name:
                 self.named_calls.append((node, node.func.value, an.loop, counters_here(an)))
             recv = grad_toggle(node)
@@ -343,9 +338,6 @@ class ModuleAttributeRecompile(Rule):
 
     def finish(self) -> None:
         self._sets()
-        for call, message in container_findings(self.mutations, self.loop_calls, self.compiled_of, self.built,
-                                                self.reads, self.limit):
-            self.report(call, message)
         for call, message in float_set_findings(self, self.float_sets, self.classes):
             self.report(call, message)
         compiled = set(self.compiled_of) | self.decorated
@@ -388,7 +380,8 @@ class ModuleAttributeRecompile(Rule):
                     break
                 if cls in done:
                     break
-        for call, message in self.containers.findings(self.built, self.loop_calls, self.compiled_of, self.limit):
+        for call, message in self.containers.findings(self.built, self.loop_calls, self.compiled_of, self.limit,
+                                                         self.reads):
             self.report(call, message)  # a dict or list grown between calls, its length read (compile_grown_containers)
         for call, message in hook_growth(self.added_hooks, self.loop_calls, self.compiled_of, self.limit):
             self.report(call, message)  # a hook added per pass, never removed (compile_hook_growth)
